@@ -1,0 +1,1 @@
+//! Configuration (placeholder until the configuration issue lands).

@@ -1,0 +1,145 @@
+//! Adjacencies: an egress port plus the precomputed bytes that rewrite a packet for it.
+
+/// Most labels one adjacency may push.
+pub const MAX_PUSH: usize = 8;
+
+/// Bytes of an Ethernet II header without VLAN tag.
+const ETH_LEN: usize = 14;
+
+/// An egress port, a neighbor and the rewrite that reaches it.
+///
+/// The rewrite is precomputed as a header template: destination MAC, source MAC,
+/// ethertype (0x8847 when labels are pushed, else 0x0800), then the pushed label stack
+/// (outermost first) with TC = 0, TTL = 0 and the S bit clear on every label; the
+/// pipeline copies the template in one go, then fills in TC, TTL and the S bit of the
+/// bottom pushed label (which depends on whether labels remain below it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Adjacency {
+    /// Egress port id.
+    pub port: u16,
+    /// IP MTU of the egress link (payload bytes after the Ethernet header).
+    pub mtu: u16,
+    /// The neighbor's IPv4 address (for ARP and logs).
+    pub neighbor: [u8; 4],
+    /// The neighbor's MAC address; `None` until ARP resolves it (packets go to the slow path).
+    pub dst_mac: Option<[u8; 6]>,
+    /// The egress port's MAC address.
+    pub src_mac: [u8; 6],
+    labels: [u32; MAX_PUSH],
+    label_count: u8,
+    template: [u8; ETH_LEN + 4 * MAX_PUSH],
+}
+
+impl Adjacency {
+    /// An adjacency pushing `labels` (outermost first, at most [`MAX_PUSH`], each < 2^20).
+    ///
+    /// # Panics
+    /// When `labels` is longer than [`MAX_PUSH`] or a label does not fit in 20 bits: the
+    /// config layer validates both before building tables.
+    pub fn new(
+        port: u16,
+        mtu: u16,
+        neighbor: [u8; 4],
+        dst_mac: Option<[u8; 6]>,
+        src_mac: [u8; 6],
+        labels: &[u32],
+    ) -> Adjacency {
+        assert!(labels.len() <= MAX_PUSH, "too many labels to push");
+        let mut adj = Adjacency {
+            port,
+            mtu,
+            neighbor,
+            dst_mac,
+            src_mac,
+            labels: [0; MAX_PUSH],
+            label_count: labels.len() as u8,
+            template: [0; ETH_LEN + 4 * MAX_PUSH],
+        };
+        for (i, &l) in labels.iter().enumerate() {
+            assert!(l < (1 << 20), "label {l} does not fit in 20 bits");
+            adj.labels[i] = l;
+        }
+        adj.render_template();
+        adj
+    }
+
+    /// The same adjacency with the neighbor's MAC now known (ARP resolved it).
+    pub fn with_dst_mac(&self, mac: [u8; 6]) -> Adjacency {
+        let mut adj = self.clone();
+        adj.dst_mac = Some(mac);
+        adj.render_template();
+        adj
+    }
+
+    fn render_template(&mut self) {
+        let t = &mut self.template;
+        t[0..6].copy_from_slice(&self.dst_mac.unwrap_or([0; 6]));
+        t[6..12].copy_from_slice(&self.src_mac);
+        let ethertype: u16 = if self.label_count > 0 { 0x8847 } else { 0x0800 };
+        t[12..14].copy_from_slice(&ethertype.to_be_bytes());
+        for i in 0..self.label_count as usize {
+            let word = self.labels[i] << 12;
+            t[ETH_LEN + 4 * i..ETH_LEN + 4 * i + 4].copy_from_slice(&word.to_be_bytes());
+        }
+    }
+
+    /// The labels this adjacency pushes, outermost first.
+    #[inline]
+    pub fn labels(&self) -> &[u32] {
+        &self.labels[..self.label_count as usize]
+    }
+
+    /// Bytes of label stack this adjacency pushes.
+    #[inline]
+    pub fn push_bytes(&self) -> usize {
+        4 * self.label_count as usize
+    }
+
+    /// The precomputed header: Ethernet header followed by the pushed labels (see the type
+    /// docs for what the pipeline must still fill in).
+    #[inline]
+    pub fn header_template(&self) -> &[u8] {
+        &self.template[..ETH_LEN + self.push_bytes()]
+    }
+
+    /// Whether packets can be sent (the neighbor's MAC is known).
+    #[inline]
+    pub fn is_resolved(&self) -> bool {
+        self.dst_mac.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_holds_macs_ethertype_and_labels() {
+        let a = Adjacency::new(
+            1,
+            1500,
+            [10, 0, 0, 2],
+            Some([2, 0, 0, 0, 0, 2]),
+            [2, 0, 0, 0, 0, 1],
+            &[100, 0xFFFFF],
+        );
+        let t = a.header_template();
+        assert_eq!(t.len(), 22);
+        assert_eq!(&t[0..6], &[2, 0, 0, 0, 0, 2]);
+        assert_eq!(&t[6..12], &[2, 0, 0, 0, 0, 1]);
+        assert_eq!(&t[12..14], &[0x88, 0x47]);
+        assert_eq!(&t[14..18], &(100u32 << 12).to_be_bytes());
+        assert_eq!(&t[18..22], &(0xFFFFFu32 << 12).to_be_bytes());
+        assert_eq!(a.push_bytes(), 8);
+    }
+
+    #[test]
+    fn plain_ipv4_adjacency_and_resolution() {
+        let a = Adjacency::new(0, 1500, [10, 0, 0, 2], None, [2, 0, 0, 0, 0, 1], &[]);
+        assert!(!a.is_resolved());
+        assert_eq!(&a.header_template()[12..14], &[0x08, 0x00]);
+        let r = a.with_dst_mac([9; 6]);
+        assert!(r.is_resolved());
+        assert_eq!(&r.header_template()[0..6], &[9; 6]);
+    }
+}

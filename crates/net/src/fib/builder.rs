@@ -1,0 +1,249 @@
+//! Building a [`Fib`] snapshot from scratch.
+
+use std::collections::HashMap;
+
+use super::{
+    AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Fib, Ipv4Route, LabelEntry, LabelOp,
+    LabelTable, Lpm4, NextHop, RouteTarget, MAX_LABEL, MIN_UNRESERVED_LABEL,
+};
+
+/// Why the builder refused an entry. The config layer validates first and maps these to
+/// file positions; reaching one of these from config input is a validation gap.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FibError {
+    #[error("prefix {addr}/{len} has host bits set or a length over 32")]
+    BadPrefix { addr: std::net::Ipv4Addr, len: u8 },
+    #[error("duplicate prefix {addr}/{len}")]
+    DuplicatePrefix { addr: std::net::Ipv4Addr, len: u8 },
+    #[error("label {0} is outside {MIN_UNRESERVED_LABEL}..={MAX_LABEL}")]
+    BadInLabel(u32),
+    #[error("duplicate in-label {0}")]
+    DuplicateLabel(u32),
+    #[error("unknown adjacency id {0}")]
+    UnknownAdjacency(AdjId),
+    #[error("unknown ECMP group id {0}")]
+    UnknownEcmp(EcmpId),
+    #[error("label operation {op:?} on label {label} needs a next hop")]
+    MissingNextHop { label: u32, op: LabelOp },
+    #[error("swap on label {0} needs an adjacency that pushes at least one label")]
+    SwapWithoutLabel(u32),
+    #[error(transparent)]
+    Ecmp(#[from] EcmpError),
+}
+
+/// Collects adjacencies, ECMP groups, routes and labels, then freezes them into a [`Fib`].
+#[derive(Debug, Default)]
+pub struct FibBuilder {
+    lpm: Lpm4,
+    routes: Vec<Ipv4Route>,
+    route_ids: HashMap<Ipv4Route, u32>,
+    labels: LabelTable,
+    label_entries: Vec<LabelEntry>,
+    adjacencies: Vec<Adjacency>,
+    ecmp: Vec<EcmpGroup>,
+    port_addrs: Vec<Option<[u8; 4]>>,
+    ipv4_route_count: usize,
+}
+
+impl FibBuilder {
+    /// An empty builder.
+    pub fn new() -> FibBuilder {
+        FibBuilder {
+            lpm: Lpm4::new(),
+            ..FibBuilder::default()
+        }
+    }
+
+    /// Adds an adjacency and returns its id.
+    pub fn add_adjacency(&mut self, adj: Adjacency) -> AdjId {
+        self.adjacencies.push(adj);
+        (self.adjacencies.len() - 1) as AdjId
+    }
+
+    /// Adds a weighted ECMP group over existing adjacencies and returns its id.
+    pub fn add_ecmp(&mut self, members: &[(AdjId, u32)]) -> Result<EcmpId, FibError> {
+        for &(a, _) in members {
+            self.check_adj(a)?;
+        }
+        self.ecmp.push(EcmpGroup::new(members)?);
+        Ok((self.ecmp.len() - 1) as EcmpId)
+    }
+
+    /// Records the router's own address on `port` (source of the ICMP it generates).
+    pub fn set_port_address(&mut self, port: u16, addr: [u8; 4]) {
+        let p = port as usize;
+        if self.port_addrs.len() <= p {
+            self.port_addrs.resize(p + 1, None);
+        }
+        self.port_addrs[p] = Some(addr);
+    }
+
+    /// Adds the IPv4 route `addr/len` (host byte order).
+    pub fn add_ipv4_route(&mut self, addr: u32, len: u8, route: Ipv4Route) -> Result<(), FibError> {
+        let ip = std::net::Ipv4Addr::from(addr);
+        if len > 32 || (len < 32 && addr & (u32::MAX >> len) != 0) {
+            return Err(FibError::BadPrefix { addr: ip, len });
+        }
+        if let RouteTarget::NextHop(nh) = route.target {
+            self.check_next_hop(nh)?;
+        }
+        let id = match self.route_ids.get(&route) {
+            Some(&id) => id,
+            None => {
+                self.routes.push(route);
+                let id = (self.routes.len() - 1) as u32;
+                self.route_ids.insert(route, id);
+                id
+            }
+        };
+        if self.lpm_has_exact(addr, len) {
+            return Err(FibError::DuplicatePrefix { addr: ip, len });
+        }
+        self.lpm.insert(addr, len, id);
+        self.ipv4_route_count += 1;
+        Ok(())
+    }
+
+    fn lpm_has_exact(&mut self, addr: u32, len: u8) -> bool {
+        match self.lpm.remove(addr, len) {
+            Some(v) => {
+                self.lpm.insert(addr, len, v);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Binds an in-label to an entry.
+    pub fn add_label(&mut self, label: u32, entry: LabelEntry) -> Result<(), FibError> {
+        if !(MIN_UNRESERVED_LABEL..=MAX_LABEL).contains(&label) {
+            return Err(FibError::BadInLabel(label));
+        }
+        if self.labels.lookup(label).is_some() {
+            return Err(FibError::DuplicateLabel(label));
+        }
+        match (entry.op, entry.next_hop) {
+            (LabelOp::PopAndLookup, _) => {}
+            (op, None) => return Err(FibError::MissingNextHop { label, op }),
+            (op, Some(nh)) => {
+                self.check_next_hop(nh)?;
+                if op == LabelOp::Swap && self.min_push(nh) == 0 {
+                    return Err(FibError::SwapWithoutLabel(label));
+                }
+            }
+        }
+        self.label_entries.push(entry);
+        self.labels
+            .insert(label, (self.label_entries.len() - 1) as u32);
+        Ok(())
+    }
+
+    fn min_push(&self, nh: NextHop) -> usize {
+        match nh {
+            NextHop::Adjacency(a) => self.adjacencies[a as usize].push_bytes(),
+            NextHop::Ecmp(g) => self.ecmp[g as usize]
+                .members()
+                .iter()
+                .map(|&(a, _)| self.adjacencies[a as usize].push_bytes())
+                .min()
+                .unwrap_or(0),
+        }
+    }
+
+    fn check_adj(&self, a: AdjId) -> Result<(), FibError> {
+        if (a as usize) < self.adjacencies.len() {
+            Ok(())
+        } else {
+            Err(FibError::UnknownAdjacency(a))
+        }
+    }
+
+    fn check_next_hop(&self, nh: NextHop) -> Result<(), FibError> {
+        match nh {
+            NextHop::Adjacency(a) => self.check_adj(a),
+            NextHop::Ecmp(g) if (g as usize) < self.ecmp.len() => Ok(()),
+            NextHop::Ecmp(g) => Err(FibError::UnknownEcmp(g)),
+        }
+    }
+
+    /// Freezes the tables into a snapshot with this generation number.
+    pub fn build(self, generation: u64) -> Fib {
+        Fib {
+            generation,
+            lpm: self.lpm,
+            routes: self.routes,
+            labels: self.labels,
+            label_entries: self.label_entries,
+            adjacencies: self.adjacencies,
+            ecmp: self.ecmp,
+            port_addrs: self.port_addrs,
+            ipv4_route_count: self.ipv4_route_count,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fib::TtlMode;
+
+    fn adj(labels: &[u32]) -> Adjacency {
+        Adjacency::new(1, 1500, [10, 0, 0, 2], Some([2; 6]), [1; 6], labels)
+    }
+
+    #[test]
+    fn routes_are_interned_and_looked_up() {
+        let mut b = FibBuilder::new();
+        let a = b.add_adjacency(adj(&[]));
+        let r = Ipv4Route {
+            target: RouteTarget::NextHop(NextHop::Adjacency(a)),
+            ttl_mode: TtlMode::Uniform,
+        };
+        b.add_ipv4_route(0x0a000000, 8, r).unwrap();
+        b.add_ipv4_route(0x0b000000, 8, r).unwrap();
+        assert_eq!(
+            b.add_ipv4_route(0x0b000000, 8, r),
+            Err(FibError::DuplicatePrefix {
+                addr: [11, 0, 0, 0].into(),
+                len: 8
+            })
+        );
+        assert!(matches!(
+            b.add_ipv4_route(0x0b000001, 8, r),
+            Err(FibError::BadPrefix { .. })
+        ));
+        let fib = b.build(3);
+        assert_eq!(fib.generation(), 3);
+        assert_eq!(fib.routes.len(), 1);
+        let id = fib.lookup_ipv4(0x0a010203).unwrap();
+        assert_eq!(*fib.route(id), r);
+        assert_eq!(fib.lookup_ipv4(0x0c000000), None);
+        assert_eq!(fib.stats().ipv4_routes, 2);
+    }
+
+    #[test]
+    fn label_entries_are_checked() {
+        let mut b = FibBuilder::new();
+        let plain = b.add_adjacency(adj(&[]));
+        let push = b.add_adjacency(adj(&[200]));
+        let swap = LabelEntry {
+            op: LabelOp::Swap,
+            next_hop: Some(NextHop::Adjacency(push)),
+            ttl_mode: TtlMode::Uniform,
+        };
+        b.add_label(100, swap).unwrap();
+        assert_eq!(b.add_label(100, swap), Err(FibError::DuplicateLabel(100)));
+        assert_eq!(b.add_label(15, swap), Err(FibError::BadInLabel(15)));
+        let bad_swap = LabelEntry {
+            next_hop: Some(NextHop::Adjacency(plain)),
+            ..swap
+        };
+        assert_eq!(
+            b.add_label(101, bad_swap),
+            Err(FibError::SwapWithoutLabel(101))
+        );
+        let fib = b.build(1);
+        assert_eq!(fib.lookup_label(100), Some(&swap));
+        assert_eq!(fib.lookup_label(101), None);
+    }
+}

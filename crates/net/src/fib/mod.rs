@@ -1,0 +1,217 @@
+//! The forwarding information base: the read-mostly tables every worker consults.
+//!
+//! A [`Fib`] is an immutable snapshot. The control thread builds a complete new one with a
+//! [`FibBuilder`] (or derives one from the running snapshot), and publishes it through
+//! [`crate::rcu`]; workers never see a half-built table and never take a lock.
+//!
+//! Shape of a lookup:
+//! - IPv4: [`Lpm4`] maps the destination to a route id; `routes[id]` is an [`Ipv4Route`]
+//!   (target + TTL mode). Routes are interned, so a full table has only as many distinct
+//!   route ids as distinct (next hop, TTL mode) pairs: a few hundred, not a million.
+//! - MPLS: [`LabelTable`] maps the top label to an index into `label_entries`, a
+//!   [`LabelEntry`] (operation, next hop, TTL mode).
+//! - A [`NextHop`] is an [`Adjacency`] or an [`EcmpGroup`] of adjacencies, resolved with
+//!   the packet's flow hash.
+
+mod adjacency;
+mod builder;
+mod ecmp;
+mod label_table;
+mod lpm4;
+
+pub use adjacency::{Adjacency, MAX_PUSH};
+pub use builder::{FibBuilder, FibError};
+pub use ecmp::{EcmpError, EcmpGroup};
+pub use label_table::LabelTable;
+pub use lpm4::{Lpm4, NO_ROUTE};
+
+/// Index of an [`Adjacency`] in a [`Fib`].
+pub type AdjId = u32;
+/// Index of an [`EcmpGroup`] in a [`Fib`].
+pub type EcmpId = u32;
+/// Index of an [`Ipv4Route`] in a [`Fib`], the value stored in the [`Lpm4`].
+pub type RouteId = u32;
+
+/// Lowest label that may be bound to a label entry (0..=15 are reserved, RFC 3032).
+pub const MIN_UNRESERVED_LABEL: u32 = 16;
+/// Highest 20-bit label.
+pub const MAX_LABEL: u32 = (1 << 20) - 1;
+/// Default label TTL written in pipe mode (RFC 3443).
+pub const DEFAULT_PIPE_TTL: u8 = 255;
+
+/// How TTLs move between the IP header and the label stack (RFC 3443).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum TtlMode {
+    /// The label stack and the IP header share one TTL: imposition copies IP TTL - 1 into
+    /// the labels, disposition copies the label TTL back into the IP header.
+    #[default]
+    Uniform,
+    /// Labels carry their own TTL (the value given) and the IP TTL is only decremented by
+    /// the ingress LER; the LSP counts as one hop. Short-pipe behaves the same here.
+    Pipe(u8),
+}
+
+/// Where a lookup leads before the flow hash is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NextHop {
+    /// A single adjacency.
+    Adjacency(AdjId),
+    /// A weighted ECMP group.
+    Ecmp(EcmpId),
+}
+
+/// What an IPv4 route does with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RouteTarget {
+    /// Forward to a next hop (which may push labels: LER imposition).
+    NextHop(NextHop),
+    /// An address of the router itself: deliver to the slow path.
+    Local,
+    /// A connected subnet on `port` whose host is not a known neighbor: the slow path
+    /// resolves the destination by ARP ("glean") and installs an adjacency.
+    Connected { port: u16 },
+    /// Discard silently (counted as `no_route`).
+    Blackhole,
+}
+
+/// An IPv4 route: target plus the TTL mode used when it imposes labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ipv4Route {
+    pub target: RouteTarget,
+    pub ttl_mode: TtlMode,
+}
+
+/// What a label-switching router does with a packet whose top label matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LabelOp {
+    /// Replace the top label by the adjacency's label stack (one label: swap; several:
+    /// swap-and-push). The adjacency must push at least one label.
+    Swap,
+    /// Pop the top label and forward to the adjacency (penultimate-hop pop). The adjacency
+    /// normally pushes nothing; when the popped label was the bottom of the stack, the
+    /// exposed IPv4 header gets its TTL per the entry's TTL mode.
+    Pop,
+    /// Pop the top label and look up what is below: the next label, or the IPv4 header at
+    /// the bottom of the stack (egress LER).
+    PopAndLookup,
+}
+
+/// A label table entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LabelEntry {
+    pub op: LabelOp,
+    /// Required for `Swap` and `Pop`; `None` for `PopAndLookup`.
+    pub next_hop: Option<NextHop>,
+    pub ttl_mode: TtlMode,
+}
+
+/// Sizes of a snapshot, for `check`, logs and metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FibStats {
+    pub ipv4_routes: usize,
+    pub labels: usize,
+    pub adjacencies: usize,
+    pub ecmp_groups: usize,
+    /// Approximate heap bytes held by the tables.
+    pub bytes: usize,
+}
+
+/// An immutable forwarding snapshot. Build one with [`FibBuilder`].
+#[derive(Debug)]
+pub struct Fib {
+    pub(crate) generation: u64,
+    pub(crate) lpm: Lpm4,
+    pub(crate) routes: Vec<Ipv4Route>,
+    pub(crate) labels: LabelTable,
+    pub(crate) label_entries: Vec<LabelEntry>,
+    pub(crate) adjacencies: Vec<Adjacency>,
+    pub(crate) ecmp: Vec<EcmpGroup>,
+    /// The router's IPv4 address on each port (source of ICMP errors), by port id.
+    pub(crate) port_addrs: Vec<Option<[u8; 4]>>,
+    pub(crate) ipv4_route_count: usize,
+}
+
+impl Fib {
+    /// An empty table: every IPv4 packet and every label misses.
+    pub fn empty() -> Fib {
+        FibBuilder::new().build(0)
+    }
+
+    /// Monotonic generation number, bumped by every publish.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Route id for `dst` (host byte order), or `None`.
+    #[inline]
+    pub fn lookup_ipv4(&self, dst: u32) -> Option<RouteId> {
+        self.lpm.lookup(dst)
+    }
+
+    /// Looks up a burst of destinations; `out[i]` is the route id or [`NO_ROUTE`].
+    #[inline]
+    pub fn lookup_ipv4_batch(&self, dsts: &[u32], out: &mut [RouteId]) {
+        self.lpm.lookup_batch(dsts, out)
+    }
+
+    /// The route with this id (ids come from the lookups above).
+    #[inline]
+    pub fn route(&self, id: RouteId) -> &Ipv4Route {
+        &self.routes[id as usize]
+    }
+
+    /// The entry bound to `label`, or `None`.
+    #[inline]
+    pub fn lookup_label(&self, label: u32) -> Option<&LabelEntry> {
+        self.labels
+            .lookup(label)
+            .map(|i| &self.label_entries[i as usize])
+    }
+
+    /// The adjacency with this id.
+    #[inline]
+    pub fn adjacency(&self, id: AdjId) -> &Adjacency {
+        &self.adjacencies[id as usize]
+    }
+
+    /// The ECMP group with this id.
+    #[inline]
+    pub fn ecmp_group(&self, id: EcmpId) -> &EcmpGroup {
+        &self.ecmp[id as usize]
+    }
+
+    /// Resolves a next hop to one adjacency with the packet's flow hash.
+    #[inline]
+    pub fn resolve(&self, nh: NextHop, flow_hash: u32) -> AdjId {
+        match nh {
+            NextHop::Adjacency(a) => a,
+            NextHop::Ecmp(g) => self.ecmp[g as usize].select(flow_hash),
+        }
+    }
+
+    /// The router's address on `port`, used as the source of ICMP it generates.
+    pub fn port_address(&self, port: u16) -> Option<[u8; 4]> {
+        self.port_addrs.get(port as usize).copied().flatten()
+    }
+
+    /// Number of ports the snapshot knows addresses for.
+    pub fn port_count(&self) -> usize {
+        self.port_addrs.len()
+    }
+
+    /// Sizes of the tables.
+    pub fn stats(&self) -> FibStats {
+        FibStats {
+            ipv4_routes: self.ipv4_route_count,
+            labels: self.label_entries.len(),
+            adjacencies: self.adjacencies.len(),
+            ecmp_groups: self.ecmp.len(),
+            bytes: self.lpm.memory_bytes()
+                + self.labels.memory_bytes()
+                + self.routes.len() * std::mem::size_of::<Ipv4Route>()
+                + self.label_entries.len() * std::mem::size_of::<LabelEntry>()
+                + self.adjacencies.len() * std::mem::size_of::<Adjacency>()
+                + self.ecmp.iter().map(|g| g.memory_bytes()).sum::<usize>(),
+        }
+    }
+}

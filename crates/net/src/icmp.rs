@@ -1,0 +1,1 @@
+//! ICMP generation (placeholder until the forwarding-core issue lands).

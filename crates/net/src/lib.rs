@@ -1,0 +1,21 @@
+//! The forwarding core of mplsrouter: everything that decides what happens to a packet.
+//!
+//! Pure Rust with no DPDK and no I/O, so that every behaviour can be tested on plain byte
+//! buffers (in the spirit of quinn-proto). The DPDK runtime (`crates/router`) calls into this
+//! crate with mbufs through the [`packet::PacketBuf`] trait.
+//!
+//! - [`wire`]: checked zero-copy views over Ethernet, MPLS, IPv4, ICMP, UDP/TCP headers.
+//! - [`fib`]: the read-mostly tables (IPv4 LPM, label table, adjacencies, ECMP groups) and the
+//!   immutable [`fib::Fib`] snapshot that bundles them.
+//! - [`pipeline`]: one burst in, one verdict per packet out.
+//! - [`icmp`]: building ICMP replies and errors (sent by the runtime's slow path).
+//! - [`rcu`]: epoch-based (QSBR) publication of `Fib` snapshots to the workers.
+//!
+//! This crate must never allocate, lock or make a syscall on the per-packet path.
+
+pub mod fib;
+pub mod icmp;
+pub mod packet;
+pub mod pipeline;
+pub mod rcu;
+pub mod wire;

@@ -1,0 +1,1 @@
+//! Epoch-based (QSBR) publication of snapshots (placeholder until the tables issue lands).
