@@ -1,1 +1,56 @@
-//! placeholder
+//! Safe wrappers over the parts of DPDK that mplsrouter uses.
+//!
+//! The rules these wrappers enforce so the rest of the code cannot get them wrong:
+//! - the EAL is initialised once per process ([`Eal`]) and cleaned up on drop;
+//! - an [`Mbuf`] is owned: dropping it frees it, so no packet is leaked by accident;
+//! - a [`TxBuffer`] frees and counts what the PMD refuses;
+//! - a panic in a worker lcore is caught and reported ([`lcore::launch`]).
+//!
+//! This crate and `dpdk-sys` are the only ones allowed `unsafe`; every block says why it
+//! is sound in a `// SAFETY:` comment.
+
+mod eal;
+mod error;
+pub mod lcore;
+mod mbuf;
+mod mempool;
+mod port;
+mod tx;
+
+pub use eal::Eal;
+pub use error::{DpdkError, Result};
+pub use mbuf::{Burst, Mbuf, BURST_MAX};
+pub use mempool::Mempool;
+pub use port::{LinkStatus, Port, PortConfig, PortStats};
+pub use tx::TxBuffer;
+
+/// The DPDK version this build was compiled against (from pkg-config).
+pub const DPDK_BUILD_VERSION: &str = dpdk_sys::DPDK_VERSION;
+
+/// The DPDK version string of the loaded libraries, e.g. "DPDK 22.11.4".
+pub fn runtime_version() -> String {
+    // SAFETY: rte_version returns a pointer to a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(dpdk_sys::rte_version()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Timestamp counter (cycles since an arbitrary origin).
+#[inline]
+pub fn rdtsc() -> u64 {
+    // SAFETY: reads the TSC; no memory is touched.
+    unsafe { dpdk_sys::shim_rte_rdtsc() }
+}
+
+/// TSC frequency in Hz as measured by the EAL (0 before [`Eal::init`]).
+pub fn tsc_hz() -> u64 {
+    // SAFETY: reads a value the EAL computed at init; harmless before init (returns 0).
+    unsafe { dpdk_sys::rte_get_tsc_hz() }
+}
+
+/// A CPU pause hint for spin loops.
+#[inline]
+pub fn pause() {
+    // SAFETY: a pause instruction.
+    unsafe { dpdk_sys::shim_rte_pause() }
+}

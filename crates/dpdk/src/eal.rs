@@ -1,0 +1,105 @@
+//! The Environment Abstraction Layer: initialised once per process.
+
+use std::ffi::CString;
+use std::os::raw::c_char;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{DpdkError, Result};
+
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+
+/// The initialised EAL. Dropping it calls `rte_eal_cleanup`; DPDK cannot be initialised
+/// again in the same process afterwards.
+#[derive(Debug)]
+pub struct Eal {
+    _private: (),
+}
+
+impl Eal {
+    /// Initialises the EAL with `args` (the program name first, as in `argv`).
+    ///
+    /// Fails when called a second time in the same process, or when the EAL rejects the
+    /// arguments (the error carries DPDK's reason, e.g. no hugepages or an unknown vdev).
+    pub fn init<S: AsRef<str>>(args: &[S]) -> Result<Eal> {
+        if INITIALISED.swap(true, Ordering::SeqCst) {
+            return Err(DpdkError::invalid(
+                "rte_eal_init",
+                "the EAL is already initialised in this process",
+            ));
+        }
+        let cargs: Vec<CString> = args
+            .iter()
+            .map(|a| CString::new(a.as_ref()))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| DpdkError::invalid("rte_eal_init", "argument contains a NUL byte"))?;
+        // rte_eal_init may permute argv; keep the CStrings alive and pass copies of the
+        // pointers. The EAL keeps pointers into argv (e.g. the program name) for the
+        // process lifetime, so the strings are leaked on success.
+        let mut argv: Vec<*mut c_char> = cargs.iter().map(|c| c.as_ptr() as *mut c_char).collect();
+        argv.push(std::ptr::null_mut());
+        // SAFETY: argv is a NULL-terminated array of valid NUL-terminated strings that
+        // outlive the call (and, on success, the process, see below).
+        let ret = unsafe { dpdk_sys::rte_eal_init((argv.len() - 1) as i32, argv.as_mut_ptr()) };
+        if ret < 0 {
+            INITIALISED.store(false, Ordering::SeqCst);
+            return Err(DpdkError::last("rte_eal_init"));
+        }
+        std::mem::forget(cargs);
+        std::mem::forget(argv);
+        Ok(Eal { _private: () })
+    }
+
+    /// Number of lcores enabled by `-l`/`--lcores`, the main lcore included.
+    pub fn lcore_count(&self) -> u32 {
+        // SAFETY: reads EAL configuration after init.
+        unsafe { dpdk_sys::rte_lcore_count() }
+    }
+
+    /// The main lcore's id.
+    pub fn main_lcore(&self) -> u32 {
+        // SAFETY: reads EAL configuration after init.
+        unsafe { dpdk_sys::rte_get_main_lcore() }
+    }
+
+    /// Ids of the enabled worker lcores (all enabled lcores but the main one).
+    pub fn worker_lcores(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut i: u32 = u32::MAX;
+        loop {
+            // SAFETY: iterates the EAL's lcore table; -1 (u32::MAX) starts the walk.
+            i = unsafe { dpdk_sys::rte_get_next_lcore(i, 1, 0) };
+            if i >= dpdk_sys::RTE_MAX_LCORE {
+                break;
+            }
+            out.push(i);
+        }
+        out
+    }
+
+    /// Number of ethdev ports the EAL probed (vdevs and bound PCI devices).
+    pub fn port_count(&self) -> u16 {
+        // SAFETY: reads ethdev state after init.
+        unsafe { dpdk_sys::rte_eth_dev_count_avail() }
+    }
+
+    /// The port id of the ethdev named `name` (e.g. a vdev "net_pcap0" or a PCI address).
+    pub fn port_by_name(&self, name: &str) -> Result<u16> {
+        let c = CString::new(name)
+            .map_err(|_| DpdkError::invalid("rte_eth_dev_get_port_by_name", "NUL in name"))?;
+        let mut id: u16 = 0;
+        // SAFETY: c is a valid C string, id a valid out pointer.
+        let ret = unsafe { dpdk_sys::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
+        crate::error::check(&format!("find port {name:?}"), ret)?;
+        Ok(id)
+    }
+}
+
+impl Drop for Eal {
+    fn drop(&mut self) {
+        // SAFETY: all ports and lcores are stopped by their owners before the Eal is
+        // dropped (the runtime owns the Eal last); cleanup releases hugepage files.
+        unsafe {
+            dpdk_sys::rte_eal_cleanup();
+        }
+    }
+}
