@@ -1,1 +1,33 @@
-fn main() {}
+//! Embeds build information for `mplsrouter --version` and the build-info metric:
+//! the git revision of the source tree and the DPDK version found by pkg-config.
+
+use std::process::Command;
+
+fn run(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (!s.is_empty()).then_some(s)
+}
+
+fn main() {
+    let rev = run("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"]).is_some();
+    let rev = if dirty && rev != "unknown" {
+        format!("{rev}-dirty")
+    } else {
+        rev
+    };
+    let dpdk = run("pkg-config", &["--modversion", "libdpdk"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=MPLSROUTER_GIT_REV={rev}");
+    println!("cargo:rustc-env=MPLSROUTER_DPDK_VERSION={dpdk}");
+    // Rebuild when the checked-out commit or the index changes.
+    for p in [".git/HEAD", ".git/index", ".git/refs/heads"] {
+        if std::path::Path::new(p).exists() {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -12,6 +12,7 @@
 mod eal;
 mod error;
 pub mod lcore;
+mod lpm;
 mod mbuf;
 mod mempool;
 mod port;
@@ -19,9 +20,10 @@ mod tx;
 
 pub use eal::Eal;
 pub use error::{DpdkError, Result};
+pub use lpm::{RteLpm, LPM_MAX_NEXT_HOP};
 pub use mbuf::{Burst, Mbuf, BURST_MAX};
 pub use mempool::Mempool;
-pub use port::{LinkStatus, Port, PortConfig, PortStats};
+pub use port::{rx_burst, rx_burst_max, stats, LinkStatus, Port, PortConfig, PortStats};
 pub use tx::TxBuffer;
 
 /// The DPDK version this build was compiled against (from pkg-config).

@@ -306,6 +306,18 @@ pub fn rx_burst(port: u16, queue: u16, burst: &mut Burst) -> usize {
     n
 }
 
+/// As [`rx_burst`], receiving at most `max` packets.
+#[inline]
+pub fn rx_burst_max(port: u16, queue: u16, burst: &mut Burst, max: usize) -> usize {
+    let (slots, free) = burst.raw_slots();
+    let want = free.min(max);
+    // SAFETY: as in rx_burst, with at most `want` <= `free` slots written.
+    let n = unsafe { dpdk_sys::shim_rte_eth_rx_burst(port, queue, slots, want as u16) } as usize;
+    // SAFETY: rx_burst initialised n slots.
+    unsafe { burst.set_filled(n) };
+    n
+}
+
 /// Basic counters by port id.
 pub fn stats(port: u16) -> Result<PortStats> {
     let mut s = dpdk_sys::rte_eth_stats::default();

@@ -213,3 +213,23 @@ fn errors_carry_dpdk_text() {
     let e2 = Eal::init(&["again"]).unwrap_err();
     assert!(e2.to_string().contains("already initialised"), "{e2}");
 }
+
+#[test]
+fn rte_lpm_longest_match_and_bulk() {
+    let _eal = eal();
+    let mut lpm = dpdk::RteLpm::new("test_lpm", 64, 16).unwrap();
+    lpm.add(0x0a000000, 8, 1).unwrap();
+    lpm.add(0x0a010000, 16, 2).unwrap();
+    lpm.add(0x0a010203, 32, 3).unwrap();
+    assert_eq!(lpm.lookup(0x0a020304), Some(1));
+    assert_eq!(lpm.lookup(0x0a010505), Some(2));
+    assert_eq!(lpm.lookup(0x0a010203), Some(3));
+    assert_eq!(lpm.lookup(0x0b000000), None);
+    let ips = [0x0a020304, 0x0a010505, 0x0a010203, 0x0b000000];
+    let mut out = [0u32; 4];
+    lpm.lookup_bulk(&ips, &mut out, u32::MAX);
+    assert_eq!(out, [1, 2, 3, u32::MAX]);
+    assert_eq!(lpm.lookup_x4(&ips, 77), [1, 2, 3, 77]);
+    lpm.delete(0x0a010000, 16).unwrap();
+    assert_eq!(lpm.lookup(0x0a010505), Some(1));
+}

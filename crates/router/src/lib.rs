@@ -1,1 +1,22 @@
-//! placeholder
+//! The DPDK runtime around the pure forwarding core.
+//!
+//! `net` decides what happens to each packet; this crate moves packets: it brings up the
+//! EAL, the mempool and the ports, runs one poll-mode worker per lcore, and keeps the
+//! control side (statistics, signals, reloads) on the main lcore, away from the workers.
+//!
+//! What must never happen here: a worker blocking, allocating or taking a lock per packet;
+//! an mbuf that is neither transmitted nor freed and counted.
+
+mod counters;
+mod error;
+mod report;
+mod runtime;
+mod signals;
+mod spec;
+mod worker;
+
+pub use counters::{WorkerCounters, WorkerTotals};
+pub use error::RouterError;
+pub use runtime::{run, RunSummary};
+pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, WorkerSpec};
+pub use worker::{Action, Forwarder, PairForwarder};

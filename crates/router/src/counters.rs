@@ -1,0 +1,120 @@
+//! Per-worker counters: written by one worker only, read by the control side.
+//!
+//! Each worker owns one cache-line-aligned [`WorkerCounters`]. The worker adds with a
+//! relaxed load and a relaxed store (plain moves, no locked read-modify-write: it is the
+//! only writer); readers sum snapshots at report or scrape time.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Room for the pipeline's drop reasons (indexed by the reason's discriminant).
+pub const MAX_DROP_REASONS: usize = 32;
+
+/// Counters of one worker.
+#[repr(align(64))]
+#[derive(Debug)]
+pub struct WorkerCounters {
+    pub lcore: u32,
+    pub rx_packets: AtomicU64,
+    /// Packets handed to a PMD's TX queue and accepted.
+    pub tx_packets: AtomicU64,
+    /// Packets a PMD refused (queue full), freed.
+    pub tx_refused: AtomicU64,
+    /// Packets handed to the slow path.
+    pub slow_path: AtomicU64,
+    /// Packets dropped by the pipeline, by reason index.
+    pub drops: [AtomicU64; MAX_DROP_REASONS],
+    /// Non-empty bursts received.
+    pub bursts: AtomicU64,
+    /// TSC cycles spent on non-empty polls / on empty polls.
+    pub busy_cycles: AtomicU64,
+    pub idle_cycles: AtomicU64,
+}
+
+/// Adds `n` to a counter that only the calling thread writes.
+#[inline(always)]
+pub fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed) + n, Relaxed);
+}
+
+impl WorkerCounters {
+    /// Zeroed counters for the worker on `lcore`.
+    pub fn new(lcore: u32) -> WorkerCounters {
+        WorkerCounters {
+            lcore,
+            rx_packets: AtomicU64::new(0),
+            tx_packets: AtomicU64::new(0),
+            tx_refused: AtomicU64::new(0),
+            slow_path: AtomicU64::new(0),
+            drops: [const { AtomicU64::new(0) }; MAX_DROP_REASONS],
+            bursts: AtomicU64::new(0),
+            busy_cycles: AtomicU64::new(0),
+            idle_cycles: AtomicU64::new(0),
+        }
+    }
+
+    /// A consistent-enough copy for reporting.
+    pub fn snapshot(&self) -> WorkerTotals {
+        WorkerTotals {
+            rx_packets: self.rx_packets.load(Relaxed),
+            tx_packets: self.tx_packets.load(Relaxed),
+            tx_refused: self.tx_refused.load(Relaxed),
+            slow_path: self.slow_path.load(Relaxed),
+            drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
+            bursts: self.bursts.load(Relaxed),
+            busy_cycles: self.busy_cycles.load(Relaxed),
+            idle_cycles: self.idle_cycles.load(Relaxed),
+        }
+    }
+}
+
+/// Plain totals, summable across workers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerTotals {
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub tx_refused: u64,
+    pub slow_path: u64,
+    pub drops: [u64; MAX_DROP_REASONS],
+    pub bursts: u64,
+    pub busy_cycles: u64,
+    pub idle_cycles: u64,
+}
+
+impl WorkerTotals {
+    /// Field-wise sum.
+    pub fn add(&mut self, o: &WorkerTotals) {
+        self.rx_packets += o.rx_packets;
+        self.tx_packets += o.tx_packets;
+        self.tx_refused += o.tx_refused;
+        self.slow_path += o.slow_path;
+        for (a, b) in self.drops.iter_mut().zip(o.drops.iter()) {
+            *a += b;
+        }
+        self.bursts += o.bursts;
+        self.busy_cycles += o.busy_cycles;
+        self.idle_cycles += o.idle_cycles;
+    }
+
+    /// Packets dropped by the pipeline, all reasons.
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_cache_line_aligned_and_sum() {
+        assert_eq!(std::mem::align_of::<WorkerCounters>(), 64);
+        let c = WorkerCounters::new(1);
+        bump(&c.rx_packets, 5);
+        bump(&c.drops[3], 2);
+        let mut t = WorkerTotals::default();
+        t.add(&c.snapshot());
+        t.add(&c.snapshot());
+        assert_eq!(t.rx_packets, 10);
+        assert_eq!(t.dropped(), 4);
+    }
+}

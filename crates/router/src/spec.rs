@@ -1,0 +1,62 @@
+//! What the runtime is asked to bring up, independent of the YAML it came from.
+
+use std::time::Duration;
+
+/// One port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    /// The operator's name for the port (metrics label, logs).
+    pub name: String,
+    /// The ethdev name the EAL gives it: the vdev name (`net_pcap0`) or the PCI address.
+    pub device: String,
+    pub rx_queues: u16,
+    pub rx_desc: u16,
+    pub tx_desc: u16,
+    pub mtu: Option<u16>,
+}
+
+/// One worker: the lcore it runs on and the (port index, queue) pairs it polls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerSpec {
+    pub lcore: u32,
+    pub rx: Vec<(u16, u16)>,
+}
+
+/// What a worker does when its queues are empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdlePolicy {
+    /// Spin: lowest latency, one full core per worker (bare metal).
+    BusyPoll,
+    /// After `pause_after` empty polls, pause; after `sleep_after`, sleep up to
+    /// `max_sleep` (doubling from 1 µs) so several instances can share cores.
+    Backoff {
+        pause_after: u32,
+        sleep_after: u32,
+        max_sleep: Duration,
+    },
+}
+
+impl Default for IdlePolicy {
+    fn default() -> Self {
+        IdlePolicy::BusyPoll
+    }
+}
+
+/// Everything `run` needs.
+#[derive(Clone, Debug)]
+pub struct RuntimeSpec {
+    /// Full EAL argument vector, program name first.
+    pub eal_args: Vec<String>,
+    /// Ports in port-index order (index = what routes refer to).
+    pub ports: Vec<PortSpec>,
+    /// Workers; empty means one worker on the first worker lcore polling every queue.
+    pub workers: Vec<WorkerSpec>,
+    pub mempool_size: u32,
+    pub mempool_cache: u32,
+    pub burst: usize,
+    pub idle: IdlePolicy,
+    /// Stop by itself after this long.
+    pub duration: Option<Duration>,
+    /// Print a counters line this often (None: only the final summary).
+    pub stats_interval: Option<Duration>,
+}

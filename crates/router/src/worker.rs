@@ -1,0 +1,178 @@
+//! The per-lcore poll loop: receive a burst, decide, transmit or drop, repeat.
+//!
+//! Stages per (port, queue): `rx_burst` -> [`Forwarder::decide`] over the whole burst ->
+//! each mbuf moves into this worker's [`TxBuffer`] for its egress port, or into the drop
+//! burst (freed in bulk), or to the slow path -> TX buffers are flushed once per loop
+//! iteration. Every received mbuf ends in exactly one of these places and is counted.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
+
+use crate::counters::{bump, WorkerCounters};
+use crate::spec::IdlePolicy;
+
+/// What happens to one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Transmit on this port (the packet has been rewritten).
+    Tx(u16),
+    /// Free it and count it under this drop reason index.
+    Drop(u8),
+    /// Hand it to the slow path (not wired yet: counted and freed).
+    SlowPath,
+}
+
+/// Decides the fate of each packet of a burst, rewriting forwarded ones in place.
+pub trait Forwarder: Send {
+    /// Called once per loop iteration, before any burst (load table snapshots here).
+    fn begin_iteration(&mut self) {}
+    /// Fills `actions[i]` for `pkts[i]`, received on `in_port`.
+    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]);
+    /// Called when the worker is about to sleep (idle) or stop: it must hold no snapshot.
+    fn go_offline(&mut self) {}
+}
+
+/// Plain port-to-port forwarding: port 2k <-> 2k+1 (a lone last port sends back out).
+pub struct PairForwarder {
+    pub ports: u16,
+}
+
+impl Forwarder for PairForwarder {
+    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]) {
+        let out = if in_port ^ 1 < self.ports {
+            in_port ^ 1
+        } else {
+            in_port
+        };
+        for a in actions.iter_mut().take(pkts.len()) {
+            *a = Action::Tx(out);
+        }
+    }
+}
+
+/// A worker's fixed setup.
+pub struct Worker<F: Forwarder> {
+    /// (port index, DPDK port id, queue) triples to poll.
+    pub rx: Vec<(u16, u16, u16)>,
+    /// One TX buffer per port, indexed by port index, on this worker's own TX queue.
+    pub tx: Vec<TxBuffer>,
+    pub counters: Arc<WorkerCounters>,
+    pub stop: Arc<AtomicBool>,
+    pub idle: IdlePolicy,
+    pub burst: usize,
+    pub forwarder: F,
+}
+
+impl<F: Forwarder> Worker<F> {
+    /// Polls until `stop` is set, then flushes its TX buffers.
+    pub fn run(mut self) -> Arc<WorkerCounters> {
+        let burst_size = self.burst.clamp(1, BURST_MAX);
+        let mut rx = Burst::new();
+        let mut drops = Burst::new();
+        let mut actions = [Action::SlowPath; BURST_MAX];
+        let mut empty_polls: u32 = 0;
+        let mut sleep = Duration::from_micros(1);
+        let c = self.counters.clone();
+        let mut last = dpdk::rdtsc();
+
+        while !self.stop.load(Ordering::Relaxed) {
+            self.forwarder.begin_iteration();
+            let mut got_any = false;
+            for &(port, dev, queue) in &self.rx {
+                let n = receive(dev, queue, &mut rx, burst_size);
+                if n == 0 {
+                    continue;
+                }
+                got_any = true;
+                bump(&c.rx_packets, n as u64);
+                bump(&c.bursts, 1);
+                self.forwarder
+                    .decide(port, rx.as_mut_slice(), &mut actions[..n]);
+                let mut slow = 0u64;
+                for (m, a) in rx.drain().zip(actions.iter()) {
+                    match *a {
+                        Action::Tx(p) => match self.tx.get_mut(p as usize) {
+                            Some(t) => t.push(m),
+                            None => push_drop(&mut drops, m, &c, 0),
+                        },
+                        Action::Drop(r) => push_drop(&mut drops, m, &c, r),
+                        Action::SlowPath => {
+                            slow += 1;
+                            drop(m);
+                        }
+                    }
+                }
+                if slow > 0 {
+                    bump(&c.slow_path, slow);
+                }
+                drops.free_all();
+            }
+            flush_all(&mut self.tx, &c);
+            let now = dpdk::rdtsc();
+            if got_any {
+                bump(&c.busy_cycles, now - last);
+                empty_polls = 0;
+                sleep = Duration::from_micros(1);
+            } else {
+                bump(&c.idle_cycles, now - last);
+                empty_polls = empty_polls.saturating_add(1);
+                if let IdlePolicy::Backoff {
+                    pause_after,
+                    sleep_after,
+                    max_sleep,
+                } = self.idle
+                {
+                    if empty_polls >= sleep_after {
+                        self.forwarder.go_offline();
+                        std::thread::sleep(sleep);
+                        sleep = (sleep * 2).min(max_sleep);
+                    } else if empty_polls >= pause_after {
+                        dpdk::pause();
+                    }
+                }
+            }
+            last = dpdk::rdtsc();
+        }
+        flush_all(&mut self.tx, &c);
+        self.forwarder.go_offline();
+        self.counters
+    }
+}
+
+#[inline]
+fn receive(port: u16, queue: u16, rx: &mut Burst, burst_size: usize) -> usize {
+    // rx is empty here; rx_burst fills up to its free space, so cap via a partial burst
+    // only when a smaller burst size is configured.
+    if burst_size >= BURST_MAX {
+        dpdk::rx_burst(port, queue, rx)
+    } else {
+        dpdk::rx_burst_max(port, queue, rx, burst_size)
+    }
+}
+
+#[inline]
+fn push_drop(drops: &mut Burst, m: Mbuf, c: &WorkerCounters, reason: u8) {
+    bump(&c.drops[(reason as usize).min(c.drops.len() - 1)], 1);
+    if let Err(m) = drops.push(m) {
+        drop(m);
+    }
+}
+
+/// Flushes every TX buffer and publishes the TX totals (the buffers also flush by
+/// themselves when full, so totals come from their own counts).
+#[inline]
+fn flush_all(tx: &mut [TxBuffer], c: &WorkerCounters) {
+    let (mut sent, mut refused) = (0, 0);
+    for t in tx.iter_mut() {
+        if !t.is_empty() {
+            t.flush();
+        }
+        sent += t.sent();
+        refused += t.dropped();
+    }
+    c.tx_packets.store(sent, Ordering::Relaxed);
+    c.tx_refused.store(refused, Ordering::Relaxed);
+}
