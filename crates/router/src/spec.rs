@@ -23,9 +23,10 @@ pub struct WorkerSpec {
 }
 
 /// What a worker does when its queues are empty.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum IdlePolicy {
     /// Spin: lowest latency, one full core per worker (bare metal).
+    #[default]
     BusyPoll,
     /// After `pause_after` empty polls, pause; after `sleep_after`, sleep up to
     /// `max_sleep` (doubling from 1 µs) so several instances can share cores.
@@ -36,11 +37,6 @@ pub enum IdlePolicy {
     },
 }
 
-impl Default for IdlePolicy {
-    fn default() -> Self {
-        IdlePolicy::BusyPoll
-    }
-}
 
 /// Everything `run` needs.
 #[derive(Clone, Debug)]
