@@ -13,6 +13,7 @@ mod report;
 mod runtime;
 mod signals;
 mod spec;
+pub mod traffic;
 mod worker;
 
 pub use counters::{WorkerCounters, WorkerTotals};

@@ -37,7 +37,6 @@ pub enum IdlePolicy {
     },
 }
 
-
 /// Everything `run` needs.
 #[derive(Clone, Debug)]
 pub struct RuntimeSpec {
