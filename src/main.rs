@@ -1,1 +1,51 @@
-fn main() {}
+//! `mplsrouter`: the command-line edge. Parses arguments and calls into the crates;
+//! `anyhow` lives here and nowhere else.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ngit revision: ",
+    env!("MPLSROUTER_GIT_REV"),
+    "\nDPDK (build, pkg-config): ",
+    env!("MPLSROUTER_DPDK_VERSION"),
+);
+
+/// A DPDK-based MPLS/IPv4 label-switching router (LSR and LER).
+#[derive(Parser, Debug)]
+#[command(name = "mplsrouter", version, long_version = LONG_VERSION, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the router with a startup config (see dpdk-config/demo.yaml).
+    Run(cmd::run::RunArgs),
+    /// Validate a startup config or a routes file without running anything.
+    Check(cmd::check::CheckArgs),
+    /// Write a traffic scenario to a pcap file (and the routes that forward it).
+    GenTraffic(cmd::gen_traffic::GenTrafficArgs),
+    /// Compare the IPv4 lookup of our Lpm4 with DPDK's rte_lpm on the same table and keys.
+    BenchLookup(cmd::bench_lookup::BenchLookupArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => cmd::run::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::GenTraffic(a) => cmd::gen_traffic::run(a),
+        Command::BenchLookup(a) => cmd::bench_lookup::run(a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("mplsrouter: error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}

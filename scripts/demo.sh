@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs the router on its embedded default: two virtual ports, no NIC, no hugepages.
+# Port `in` replays a generated pcap (IPv4, labelled and deliberately bad frames) in a
+# loop; port `out` writes what the router forwards to out/demo-out.pcap. Prints one
+# counters line per second and stops after --duration seconds (default 10) or on Ctrl-C.
+#
+#   scripts/demo.sh [--duration SECONDS] [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+DURATION=10
+BUILD=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) DURATION="$2"; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+scripts/install-deps.sh
+if [ "$BUILD" = 1 ]; then
+  cargo build --release --bin mplsrouter
+fi
+BIN=target/release/mplsrouter
+
+mkdir -p out
+"$BIN" gen-traffic demo --count 1024 --out out/demo-in.pcap --routes out/demo-routes.yaml
+
+ARGS=(run --config dpdk-config/demo.yaml --duration "$DURATION")
+if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -gt 0 ] 2>/dev/null; then
+  ARGS+=(--huge)
+fi
+echo "+ $BIN ${ARGS[*]}"
+exec "$BIN" "${ARGS[@]}"

@@ -1,0 +1,242 @@
+//! `mplsrouter bench-lookup`: our `Lpm4` against DPDK's `rte_lpm`, same table, same keys,
+//! same run. Both must return the same next hop for every key, or the command fails.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use dpdk::{Eal, RteLpm};
+use net::fib::{Lpm4, NO_ROUTE};
+use router::traffic::{self, Rng};
+
+#[derive(Args, Debug)]
+pub struct BenchLookupArgs {
+    /// Prefix list to build both tables from (one CIDR per line, plain or .gz).
+    #[arg(long, default_value = "../shared/data/ipv4-fullview-2023.txt.gz")]
+    pub routes: PathBuf,
+    /// `random` (uniform over announced address space) or a pcap whose IPv4 destinations
+    /// are used as keys.
+    #[arg(long, default_value = "random")]
+    pub keys: String,
+    /// Number of random keys.
+    #[arg(long, default_value_t = 1 << 22)]
+    pub count: usize,
+    /// Seconds per measurement (each figure is the best of the passes in that time).
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// Distinct next-hop values spread over the prefixes by a fixed hash.
+    #[arg(long, default_value_t = 256)]
+    pub next_hops: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+const BATCH: usize = 64;
+
+fn next_hop_of(addr: u32, len: u8, n: u32) -> u32 {
+    (addr.wrapping_mul(2654435761) ^ (len as u32).wrapping_mul(40503)) % n.max(1)
+}
+
+fn eal_args() -> Vec<String> {
+    let huge = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("HugePages_Free:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        >= 64;
+    let mut a: Vec<String> = ["mplsrouter-bench-lookup", "-l", "0", "--no-pci", "--no-telemetry", "--log-level=lib.eal:error"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    a.push(format!("--file-prefix=mplsr-bench-lookup-{}", std::process::id()));
+    if huge {
+        a.push("--in-memory".into());
+    } else {
+        a.extend(["--no-huge".into(), "--no-shconf".into(), "-m".into(), "1024".into()]);
+    }
+    a
+}
+
+fn dst_of_frame(f: &[u8]) -> Option<u32> {
+    let mut off = 12;
+    let mut et = u16::from_be_bytes([*f.get(off)?, *f.get(off + 1)?]);
+    off += 2;
+    if et == 0x8100 {
+        et = u16::from_be_bytes([*f.get(off + 2)?, *f.get(off + 3)?]);
+        off += 4;
+    }
+    if et == 0x8847 {
+        loop {
+            let w = u32::from_be_bytes(f.get(off..off + 4)?.try_into().ok()?);
+            off += 4;
+            if w & 0x100 != 0 {
+                break;
+            }
+        }
+    } else if et != 0x0800 {
+        return None;
+    }
+    (f.get(off)? >> 4 == 4).then_some(())?;
+    Some(u32::from_be_bytes(f.get(off + 16..off + 20)?.try_into().ok()?))
+}
+
+/// Best rate in million lookups per second over passes of `f` for `secs`.
+fn measure(keys: usize, secs: f64, mut f: impl FnMut() -> u64) -> f64 {
+    let mut best = f64::MAX;
+    let start = Instant::now();
+    let mut passes = 0;
+    while passes < 2 || start.elapsed() < Duration::from_secs_f64(secs) {
+        let t = Instant::now();
+        black_box(f());
+        best = best.min(t.elapsed().as_secs_f64());
+        passes += 1;
+    }
+    keys as f64 / best / 1e6
+}
+
+pub fn run(a: BenchLookupArgs) -> Result<i32> {
+    let prefixes = super::prefix_file::load(&a.routes)?;
+    if prefixes.is_empty() {
+        bail!("{}: no prefixes", a.routes.display());
+    }
+    let mut uniq = prefixes.clone();
+    uniq.sort_unstable();
+    uniq.dedup();
+    println!("table: {} ({} prefixes, {} distinct)", a.routes.display(), prefixes.len(), uniq.len());
+
+    let t = Instant::now();
+    let mut ours = Lpm4::new();
+    for &(p, l) in &uniq {
+        ours.insert(p, l, next_hop_of(p, l, a.next_hops));
+    }
+    let ours_build = t.elapsed();
+
+    let _eal = Eal::init(&eal_args()).context("EAL init for rte_lpm")?;
+    let tbl8s = 1 + uniq.iter().filter(|&&(_, l)| l > 24).map(|&(p, _)| p >> 8).collect::<std::collections::HashSet<_>>().len() as u32;
+    let t = Instant::now();
+    let mut rte = RteLpm::new("bench_lpm", uniq.len() as u32 + 16, (tbl8s * 2).max(256)).context("rte_lpm_create")?;
+    for &(p, l) in &uniq {
+        rte.add(p, l, next_hop_of(p, l, a.next_hops)).with_context(|| format!("rte_lpm_add {p:#x}/{l}"))?;
+    }
+    let rte_build = t.elapsed();
+
+    let keys: Vec<u32> = if a.keys == "random" {
+        let mut rng = Rng::new(a.seed);
+        let mut k = Vec::with_capacity(a.count);
+        let mut tries = 0u64;
+        while k.len() < a.count {
+            let x = rng.next_u64() as u32;
+            tries += 1;
+            if ours.lookup(x).is_some() {
+                k.push(x);
+            }
+            if tries > 100 * a.count as u64 + 1000 {
+                bail!("the table covers too little address space to draw {} keys", a.count);
+            }
+        }
+        k
+    } else {
+        let frames = traffic::read_pcap(std::path::Path::new(&a.keys)).with_context(|| format!("read {}", a.keys))?;
+        let k: Vec<u32> = frames.iter().filter_map(|f| dst_of_frame(f)).collect();
+        if k.is_empty() {
+            bail!("{}: no IPv4 destinations found", a.keys);
+        }
+        k
+    };
+
+    // Correctness first: every key, single and batched, both implementations.
+    let mut ours_batch = vec![0u32; keys.len()];
+    let mut rte_batch = vec![0u32; keys.len()];
+    for (kc, oc) in keys.chunks(BATCH).zip(ours_batch.chunks_mut(BATCH)) {
+        ours.lookup_batch(kc, oc);
+    }
+    for (kc, oc) in keys.chunks(BATCH).zip(rte_batch.chunks_mut(BATCH)) {
+        rte.lookup_bulk(kc, oc, NO_ROUTE);
+    }
+    let mut mismatches = 0usize;
+    for (i, &k) in keys.iter().enumerate() {
+        let o = ours.lookup(k).unwrap_or(NO_ROUTE);
+        let r = rte.lookup(k).unwrap_or(NO_ROUTE);
+        if o != r || o != ours_batch[i] || r != rte_batch[i] {
+            if mismatches < 10 {
+                eprintln!(
+                    "MISMATCH key {}: Lpm4 {o:#x} (batch {:#x}) rte_lpm {r:#x} (bulk {:#x})",
+                    std::net::Ipv4Addr::from(k),
+                    ours_batch[i],
+                    rte_batch[i]
+                );
+            }
+            mismatches += 1;
+        }
+    }
+    if mismatches > 0 {
+        bail!("{mismatches} of {} keys disagree between Lpm4 and rte_lpm", keys.len());
+    }
+    println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
+
+    let n = keys.len();
+    let ours_single = measure(n, a.seconds, || keys.iter().map(|&k| ours.lookup(k).unwrap_or(0) as u64).sum());
+    let rte_single = measure(n, a.seconds, || keys.iter().map(|&k| rte.lookup(k).unwrap_or(0) as u64).sum());
+    let mut out = [0u32; BATCH];
+    let ours_batched = measure(n, a.seconds, || {
+        let mut s = 0u64;
+        for kc in keys.chunks(BATCH) {
+            ours.lookup_batch(kc, &mut out[..kc.len()]);
+            s += out[0] as u64;
+        }
+        s
+    });
+    let rte_bulk = measure(n, a.seconds, || {
+        let mut s = 0u64;
+        for kc in keys.chunks(BATCH) {
+            rte.lookup_bulk(kc, &mut out[..kc.len()], NO_ROUTE);
+            s += out[0] as u64;
+        }
+        s
+    });
+    let rte_x4 = measure(n, a.seconds, || {
+        let mut s = 0u64;
+        for kc in keys.chunks_exact(4) {
+            let h = rte.lookup_x4(&[kc[0], kc[1], kc[2], kc[3]], NO_ROUTE);
+            s += h[0] as u64;
+        }
+        s
+    });
+    let rte_batched = rte_bulk.max(rte_x4);
+
+    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+    println!();
+    println!("{:<10} {:>10} {:>10} {:>14} {:>14} {:>12}", "", "build ms", "MiB", "single Mlps", "batched Mlps", "ns/lookup");
+    println!(
+        "{:<10} {:>10.1} {:>10.2} {:>14.1} {:>14.1} {:>12.2}",
+        "Lpm4",
+        ours_build.as_secs_f64() * 1e3,
+        mib(ours.memory_bytes()),
+        ours_single,
+        ours_batched,
+        1e3 / ours_batched
+    );
+    println!(
+        "{:<10} {:>10.1} {:>10.2} {:>14.1} {:>14.1} {:>12.2}   (bulk {:.1}, x4 {:.1})",
+        "rte_lpm",
+        rte_build.as_secs_f64() * 1e3,
+        mib(rte.memory_bytes()),
+        rte_single,
+        rte_batched,
+        1e3 / rte_batched,
+        rte_bulk,
+        rte_x4
+    );
+    println!(
+        "ratio Lpm4 / rte_lpm: single {:.2}x, batched {:.2}x, memory {:.2}x",
+        ours_single / rte_single,
+        ours_batched / rte_batched,
+        ours.memory_bytes() as f64 / rte.memory_bytes() as f64
+    );
+    Ok(0)
+}

@@ -1,0 +1,7 @@
+//! One module per subcommand; each returns the process exit code.
+
+pub mod bench_lookup;
+pub mod check;
+pub mod gen_traffic;
+pub mod prefix_file;
+pub mod run;
