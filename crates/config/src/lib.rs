@@ -1,1 +1,3 @@
-//! Configuration (placeholder until the configuration issue lands).
+//! mplsrouter configuration (placeholder being built).
+pub mod de;
+pub mod yaml;
