@@ -802,7 +802,7 @@ mod tests {
         assert_eq!(e[1].hint.as_deref(), Some("did you mean `name`?"));
         assert_eq!(e[2].path.as_deref(), Some("items[2].colour"));
         assert_eq!(e[3].message, "missing field `name`");
-        assert_eq!(e[3].mark, Some(Mark { line: 3, col: 3 }));
+        assert_eq!(e[3].mark, Some(Mark { line: 3, col: 4 }));
     }
 
     #[test]

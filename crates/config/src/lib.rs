@@ -1,3 +1,5 @@
-//! mplsrouter configuration (placeholder being built).
+//! mplsrouter configuration (being built).
 pub mod de;
+pub mod diag;
+pub mod types;
 pub mod yaml;

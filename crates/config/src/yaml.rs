@@ -165,9 +165,11 @@ impl MarkedEventReceiver for Builder {
                         },
                         anchor,
                     ),
+                    // A block mapping's start mark sits one column after its first key;
+                    // the first key is where a reader looks.
                     Some(Open::Map(mark, anchor, pairs, _)) => (
                         Node {
-                            mark,
+                            mark: pairs.first().map_or(mark, |(k, _)| k.mark),
                             kind: NodeKind::Map(pairs),
                         },
                         anchor,
