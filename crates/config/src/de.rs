@@ -238,8 +238,14 @@ impl Decoder {
                 self.error(
                     node.mark,
                     &Path::Root,
-                    format!("expected {what} (a mapping of keys), found {}", node.kind_name()),
-                    Some(format!("start the file with one of: {}", allowed.join(", "))),
+                    format!(
+                        "expected {what} (a mapping of keys), found {}",
+                        node.kind_name()
+                    ),
+                    Some(format!(
+                        "start the file with one of: {}",
+                        allowed.join(", ")
+                    )),
                 );
                 return Vec::new();
             }
@@ -326,8 +332,9 @@ impl<'a> NodeDe<'a> {
             t.parse::<i128>().ok()
         };
         match parsed {
-            Some(v) if (min..=max).contains(&v) => T::try_from(v)
-                .map_err(|_| self.err(format!("`{s}` is out of range for {what}"))),
+            Some(v) if (min..=max).contains(&v) => {
+                T::try_from(v).map_err(|_| self.err(format!("`{s}` is out of range for {what}")))
+            }
             Some(_) => Err(self
                 .err(format!("{s} is out of range for {what}"))
                 .hint(format!("use a value in {min}..={max}"))),
@@ -731,7 +738,10 @@ struct EnumAcc<'a> {
 impl<'de, 'a> de::EnumAccess<'de> for EnumAcc<'a> {
     type Error = DeError;
     type Variant = NodeDe<'a>;
-    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, NodeDe<'a>), DeError> {
+    fn variant_seed<V: DeserializeSeed<'de>>(
+        self,
+        seed: V,
+    ) -> Result<(V::Value, NodeDe<'a>), DeError> {
         let k: de::value::StrDeserializer<DeError> = self.key.into_deserializer();
         Ok((seed.deserialize(k)?, self.val))
     }

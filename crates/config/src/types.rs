@@ -97,9 +97,9 @@ pub fn parse_ipv4(s: &str) -> Option<u32> {
 impl FromStr for Cidr {
     type Err = String;
     fn from_str(s: &str) -> Result<Cidr, String> {
-        let (a, l) = s
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not a prefix: write ADDRESS/LENGTH, e.g. 10.0.0.0/24"))?;
+        let (a, l) = s.split_once('/').ok_or_else(|| {
+            format!("`{s}` is not a prefix: write ADDRESS/LENGTH, e.g. 10.0.0.0/24")
+        })?;
         let addr = parse_ipv4(a).ok_or_else(|| format!("`{a}` is not an IPv4 address"))?;
         let len: u8 = l
             .parse()
@@ -151,7 +151,8 @@ pub struct MacAddr(pub [u8; 6]);
 impl FromStr for MacAddr {
     type Err = String;
     fn from_str(s: &str) -> Result<MacAddr, String> {
-        let bad = || format!("`{s}` is not a MAC address (write six hex bytes, e.g. 02:00:00:00:00:01)");
+        let bad =
+            || format!("`{s}` is not a MAC address (write six hex bytes, e.g. 02:00:00:00:00:01)");
         let parts: Vec<&str> = s.split([':', '-']).collect();
         if parts.len() != 6 {
             return Err(bad());
@@ -192,8 +193,19 @@ mod tests {
     #[test]
     fn ipv4_parser_agrees_with_std() {
         for s in [
-            "0.0.0.0", "10.0.1.2", "255.255.255.255", "1.2.3", "1.2.3.4.5", "256.1.1.1",
-            "01.2.3.4", "1..2.3", "1.2.3.", "", "a.b.c.d", "1.2.3.4 ", "1234.1.1.1",
+            "0.0.0.0",
+            "10.0.1.2",
+            "255.255.255.255",
+            "1.2.3",
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "01.2.3.4",
+            "1..2.3",
+            "1.2.3.",
+            "",
+            "a.b.c.d",
+            "1.2.3.4 ",
+            "1234.1.1.1",
         ] {
             assert_eq!(
                 parse_ipv4(s),

@@ -37,7 +37,10 @@ pub struct Node {
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
     /// A scalar; `plain` is false for quoted and block scalars, which are always strings.
-    Scalar { value: String, plain: bool },
+    Scalar {
+        value: String,
+        plain: bool,
+    },
     Seq(Vec<Node>),
     /// Key/value pairs in source order (duplicates are reported by the decoder).
     Map(Vec<(Node, Node)>),
@@ -150,9 +153,7 @@ impl MarkedEventReceiver for Builder {
                     anchor,
                 );
             }
-            Event::SequenceStart(anchor, _) => {
-                self.stack.push(Open::Seq(mark, anchor, Vec::new()))
-            }
+            Event::SequenceStart(anchor, _) => self.stack.push(Open::Seq(mark, anchor, Vec::new())),
             Event::MappingStart(anchor, _) => {
                 self.stack.push(Open::Map(mark, anchor, Vec::new(), None))
             }
