@@ -1,1 +1,6 @@
-//! Configuration (placeholder until the configuration issue lands).
+//! mplsrouter configuration (being built).
+pub mod de;
+pub mod diag;
+pub mod startup;
+pub mod types;
+pub mod yaml;

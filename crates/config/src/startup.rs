@@ -1,0 +1,913 @@
+//! The startup config (`dpdk-config/*.yaml`): EAL, ports, workers, pools, limits.
+//!
+//! Read once at start. [`StartupConfig::load`] decodes and validates the whole file and
+//! reports every problem with its position; the result is plain data the runtime turns
+//! into DPDK calls ([`StartupConfig::eal_args`], [`StartupConfig::workers`]). This module
+//! never touches DPDK or the routes: it only says where the routes file is.
+//!
+//! Port ids: the config's port id is the index in `ports` (0, 1, ...), the id used in
+//! every [`net::fib::Fib`]. DPDK numbers devices itself (PCI devices are probed before
+//! vdevs, in bus order), so the runtime must map config index -> DPDK port id by name
+//! with [`PortConfig::device_name`] (`rte_eth_dev_get_port_by_name`). vdevs are passed
+//! to the EAL in `ports` order, so for an all-vdev config the two numberings coincide.
+
+use std::net::SocketAddr;
+use std::path::{Path as FsPath, PathBuf};
+
+use serde::Deserialize;
+
+use crate::de::{Decoder, Path, Spanned};
+use crate::diag::{read_file, ConfigError, Diagnostic, Diagnostics};
+use crate::types::{Cidr, MacAddr};
+use crate::yaml::{self, Node};
+
+/// Top-level keys of a startup config (also used to tell the two file kinds apart).
+pub const STARTUP_KEYS: &[&str] = &[
+    "eal",
+    "ports",
+    "workers",
+    "mempool",
+    "burst_size",
+    "idle",
+    "metrics_listen",
+    "routes",
+    "icmp_rate_limit",
+    "max_label_depth",
+    "ttl_expiry_reply",
+];
+
+/// EAL settings: convenience keys plus raw `args` appended last (they win).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EalConfig {
+    /// Extra EAL arguments, passed after the generated ones.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// `-l` core list, e.g. `0-3` or `0,2,4`. Default `0,1`: main lcore 0, one worker.
+    pub lcores: Option<Spanned<String>>,
+    /// `-m` memory in MB. Default 512 with `no_huge`, else DPDK's own default.
+    pub memory_mb: Option<u32>,
+    /// Run without hugepages (containers, CI).
+    #[serde(default)]
+    pub no_huge: bool,
+    /// `--file-prefix`, so several instances can share a host.
+    pub file_prefix: Option<String>,
+    /// Extra `--vdev` devices that are not router ports (ports bring their own).
+    #[serde(default)]
+    pub vdevs: Vec<String>,
+}
+
+/// One network port.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortConfig {
+    pub name: Spanned<String>,
+    /// PCI address (`0000:01:00.0`) of a NIC bound to vfio-pci; exclusive with `vdev`.
+    pub pci: Option<Spanned<String>>,
+    /// A virtual device (`net_pcap0,rx_pcap=in.pcap`, `net_null0`, `net_af_packet0,iface=veth0`).
+    pub vdev: Option<Spanned<String>>,
+    /// Override the NIC's MAC address.
+    pub mac: Option<MacAddr>,
+    /// The router's IPv4 addresses on this port, `10.0.0.1/24`; the first is the source
+    /// of ICMP errors sent from this port.
+    #[serde(default)]
+    pub addresses: Vec<Spanned<Cidr>>,
+    #[serde(default = "default_mtu")]
+    pub mtu: Spanned<u16>,
+    #[serde(default = "one")]
+    pub rx_queues: Spanned<u16>,
+    /// Default: one per worker (each worker owns a TX queue on every port).
+    pub tx_queues: Option<Spanned<u16>>,
+    #[serde(default = "default_desc")]
+    pub rx_desc: Spanned<u16>,
+    #[serde(default = "default_desc")]
+    pub tx_desc: Spanned<u16>,
+}
+
+fn default_mtu() -> Spanned<u16> {
+    Spanned::new(1500, Default::default())
+}
+fn one() -> Spanned<u16> {
+    Spanned::new(1, Default::default())
+}
+fn default_desc() -> Spanned<u16> {
+    Spanned::new(1024, Default::default())
+}
+
+impl PortConfig {
+    /// The DPDK device name to look the port id up with (`rte_eth_dev_get_port_by_name`):
+    /// the PCI address, or the vdev string up to its first comma.
+    pub fn device_name(&self) -> &str {
+        match (&self.pci, &self.vdev) {
+            (Some(p), _) => p.value.as_str(),
+            (None, Some(v)) => v.value.split(',').next().unwrap_or(""),
+            (None, None) => "",
+        }
+    }
+}
+
+/// One RX queue polled by a worker.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RxQueueConfig {
+    /// Port name.
+    pub port: Spanned<String>,
+    pub queue: Spanned<u16>,
+}
+
+/// A worker lcore and the queues it polls.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+    pub lcore: Spanned<u32>,
+    pub rx: Vec<RxQueueConfig>,
+}
+
+/// Packet buffer pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MempoolConfig {
+    /// Number of mbufs (2^n - 1 is the most memory-efficient).
+    #[serde(default = "default_pool")]
+    pub size: u32,
+    /// Per-lcore cache (at most 512, DPDK's limit).
+    #[serde(default = "default_cache")]
+    pub cache: u32,
+}
+
+fn default_pool() -> u32 {
+    16383
+}
+fn default_cache() -> u32 {
+    256
+}
+
+impl Default for MempoolConfig {
+    fn default() -> Self {
+        MempoolConfig {
+            size: default_pool(),
+            cache: default_cache(),
+        }
+    }
+}
+
+/// What a worker does when a poll returns no packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum IdlePolicy {
+    /// Spin: lowest latency, one core at 100%.
+    #[default]
+    BusyPoll,
+    /// Sleep after `after_empty_polls` empty polls, doubling from `min_us` to `max_us`;
+    /// the worker goes offline for epoch publication while it sleeps.
+    Backoff {
+        #[serde(default = "default_after")]
+        after_empty_polls: u32,
+        #[serde(default = "default_min_us")]
+        min_us: u32,
+        #[serde(default = "default_max_us")]
+        max_us: u32,
+    },
+}
+
+fn default_after() -> u32 {
+    100
+}
+fn default_min_us() -> u32 {
+    1
+}
+fn default_max_us() -> u32 {
+    1000
+}
+
+/// Token bucket for the ICMP messages the router generates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IcmpRateLimit {
+    #[serde(default = "default_icmp_rate")]
+    pub per_second: u32,
+    #[serde(default = "default_icmp_burst")]
+    pub burst: u32,
+}
+
+fn default_icmp_rate() -> u32 {
+    1000
+}
+fn default_icmp_burst() -> u32 {
+    100
+}
+
+impl Default for IcmpRateLimit {
+    fn default() -> Self {
+        IcmpRateLimit {
+            per_second: default_icmp_rate(),
+            burst: default_icmp_burst(),
+        }
+    }
+}
+
+/// Where "TTL exceeded" for a labelled packet goes (RFC 3032 section 2.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum TtlExpiryReply {
+    /// Send the ICMP error onwards along the LSP with the original label stack, so the
+    /// egress LER (which has an IP route back) returns it.
+    #[default]
+    AlongLsp,
+    /// Reply directly from this router (needs an IP route to the source).
+    Direct,
+}
+
+/// The decoded startup config, with defaults filled in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StartupConfig {
+    /// The file it was read from.
+    pub file: PathBuf,
+    pub eal: EalConfig,
+    pub ports: Vec<PortConfig>,
+    /// As written; `None` means the default (see [`StartupConfig::workers`]).
+    pub workers_config: Option<Vec<WorkerConfig>>,
+    pub mempool: MempoolConfig,
+    pub burst_size: u16,
+    pub idle: IdlePolicy,
+    pub metrics_listen: SocketAddr,
+    /// Routes file, resolved against the config file's directory.
+    pub routes: Option<PathBuf>,
+    pub icmp_rate_limit: IcmpRateLimit,
+    pub max_label_depth: u8,
+    pub ttl_expiry_reply: TtlExpiryReply,
+}
+
+/// A worker with its queues resolved to port ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerPlan {
+    pub lcore: u32,
+    /// (port id, queue id) pairs.
+    pub rx: Vec<(u16, u16)>,
+}
+
+/// A port as the route compiler needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortIface {
+    pub id: u16,
+    pub name: String,
+    pub mac: [u8; 6],
+    pub mtu: u16,
+    pub addresses: Vec<Cidr>,
+}
+
+pub const DEFAULT_BURST: u16 = 32;
+pub const MAX_BURST: u16 = 512;
+pub const DEFAULT_MAX_LABEL_DEPTH: u8 = 16;
+pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
+
+impl StartupConfig {
+    /// Reads, decodes and validates a startup config file.
+    pub fn load(path: &FsPath) -> Result<StartupConfig, ConfigError> {
+        let text = read_file(path)?;
+        StartupConfig::parse(path, &text)
+    }
+
+    /// Decodes and validates `text` as if read from `path` (used for messages and to
+    /// resolve the routes path).
+    pub fn parse(path: &FsPath, text: &str) -> Result<StartupConfig, ConfigError> {
+        let root = yaml::parse(text).map_err(|e| {
+            ConfigError::Invalid(Diagnostics(vec![Diagnostic::from_syntax(path, e)]))
+        })?;
+        StartupConfig::from_node(path, &root)
+    }
+
+    pub(crate) fn from_node(path: &FsPath, root: &Node) -> Result<StartupConfig, ConfigError> {
+        let d = Decoder::new();
+        let cfg = decode(&d, path, root);
+        if d.has_errors() {
+            return Err(ConfigError::Invalid(Diagnostics::from_de(
+                path,
+                d.into_errors(),
+            )));
+        }
+        Ok(cfg)
+    }
+
+    /// Workers as configured, or the default: one worker on the first non-main lcore
+    /// polling every RX queue of every port.
+    pub fn workers(&self) -> Vec<WorkerPlan> {
+        match &self.workers_config {
+            Some(ws) => ws
+                .iter()
+                .map(|w| WorkerPlan {
+                    lcore: w.lcore.value,
+                    rx: w
+                        .rx
+                        .iter()
+                        .filter_map(|q| Some((self.port_id(&q.port.value)?, q.queue.value)))
+                        .collect(),
+                })
+                .collect(),
+            None => vec![WorkerPlan {
+                lcore: self.lcores().get(1).copied().unwrap_or(1),
+                rx: self
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, p)| (0..p.rx_queues.value).map(move |q| (i as u16, q)))
+                    .collect(),
+            }],
+        }
+    }
+
+    /// TX queues to configure on `port`: as written, or one per worker.
+    pub fn tx_queues(&self, port: u16) -> u16 {
+        self.ports
+            .get(port as usize)
+            .and_then(|p| p.tx_queues.map(|t| t.value))
+            .unwrap_or(self.workers().len() as u16)
+    }
+
+    /// The config port id of the port called `name`.
+    pub fn port_id(&self, name: &str) -> Option<u16> {
+        self.ports
+            .iter()
+            .position(|p| p.name.value == name)
+            .map(|i| i as u16)
+    }
+
+    /// The lcores the EAL is started with, main lcore first.
+    pub fn lcores(&self) -> Vec<u32> {
+        match &self.eal.lcores {
+            Some(s) => parse_lcores(&s.value).unwrap_or_default(),
+            None => vec![0, 1],
+        }
+    }
+
+    /// The EAL argument vector, program name first.
+    ///
+    /// Generated: `-l`, `-m`, `--no-huge`, `--file-prefix`, one `-a PCI` per PCI port
+    /// (or `--no-pci` when there is none and `args` allow-lists nothing), one
+    /// `--vdev` per vdev port in port order, then `eal.vdevs`, then `eal.args`.
+    pub fn eal_args(&self, program: &str) -> Vec<String> {
+        let mut a = vec![program.to_string()];
+        let lcores = self
+            .eal
+            .lcores
+            .as_ref()
+            .map_or("0,1".to_string(), |l| l.value.clone());
+        a.extend(["-l".into(), lcores]);
+        let mem = self
+            .eal
+            .memory_mb
+            .or(if self.eal.no_huge { Some(512) } else { None });
+        if let Some(m) = mem {
+            a.extend(["-m".into(), m.to_string()]);
+        }
+        if self.eal.no_huge {
+            a.push("--no-huge".into());
+        }
+        if let Some(p) = &self.eal.file_prefix {
+            a.extend(["--file-prefix".into(), p.clone()]);
+        }
+        let mut any_pci = false;
+        for p in &self.ports {
+            if let Some(pci) = &p.pci {
+                a.extend(["-a".into(), pci.value.clone()]);
+                any_pci = true;
+            }
+        }
+        let user_pci = self
+            .eal
+            .args
+            .iter()
+            .any(|x| matches!(x.as_str(), "-a" | "--allow" | "-b" | "--block" | "--no-pci"));
+        if !any_pci && !user_pci {
+            a.push("--no-pci".into());
+        }
+        for p in &self.ports {
+            if let Some(v) = &p.vdev {
+                a.extend(["--vdev".into(), v.value.clone()]);
+            }
+        }
+        for v in &self.eal.vdevs {
+            a.extend(["--vdev".into(), v.clone()]);
+        }
+        a.extend(self.eal.args.iter().cloned());
+        a
+    }
+
+    /// Ports for the route compiler. `mac(id)` gives the NIC's MAC when the config has
+    /// no override (the runtime reads it from the device; `check` passes zeros).
+    pub fn port_ifaces(&self, mut mac: impl FnMut(u16) -> [u8; 6]) -> Vec<PortIface> {
+        self.ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PortIface {
+                id: i as u16,
+                name: p.name.value.clone(),
+                mac: p.mac.map_or_else(|| mac(i as u16), |m| m.0),
+                mtu: p.mtu.value,
+                addresses: p.addresses.iter().map(|a| a.value).collect(),
+            })
+            .collect()
+    }
+}
+
+/// Parses an EAL core list (`0-3,6`); `None` if malformed.
+pub fn parse_lcores(s: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if a > b || b - a > 1024 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
+fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
+    let mut cfg = StartupConfig {
+        file: file.to_path_buf(),
+        eal: EalConfig::default(),
+        ports: Vec::new(),
+        workers_config: None,
+        mempool: MempoolConfig::default(),
+        burst_size: DEFAULT_BURST,
+        idle: IdlePolicy::default(),
+        metrics_listen: DEFAULT_METRICS_LISTEN.parse().expect("valid default"),
+        routes: None,
+        icmp_rate_limit: IcmpRateLimit::default(),
+        max_label_depth: DEFAULT_MAX_LABEL_DEPTH,
+        ttl_expiry_reply: TtlExpiryReply::default(),
+    };
+    let mut seen_ports = false;
+    let mut burst = None;
+    let mut depth = None;
+    let mut listen = None;
+    for (key, v) in d.top_level(root, STARTUP_KEYS, "a startup config") {
+        let p = Path::Key(&Path::Root, key);
+        match key {
+            "eal" => cfg.eal = d.value(v, &p).unwrap_or_default(),
+            "ports" => {
+                seen_ports = true;
+                cfg.ports = d.list(v, &p);
+            }
+            "workers" => cfg.workers_config = Some(d.list(v, &p)),
+            "mempool" => cfg.mempool = d.value(v, &p).unwrap_or_default(),
+            "burst_size" => burst = d.value::<Spanned<u16>>(v, &p),
+            "idle" => cfg.idle = d.value(v, &p).unwrap_or_default(),
+            "metrics_listen" => listen = d.value::<Spanned<String>>(v, &p),
+            "routes" => {
+                cfg.routes = d.value::<String>(v, &p).map(|r| {
+                    let base = file.parent().unwrap_or(FsPath::new(""));
+                    base.join(r)
+                })
+            }
+            "icmp_rate_limit" => cfg.icmp_rate_limit = d.value(v, &p).unwrap_or_default(),
+            "max_label_depth" => depth = d.value::<Spanned<u8>>(v, &p),
+            "ttl_expiry_reply" => cfg.ttl_expiry_reply = d.value(v, &p).unwrap_or_default(),
+            _ => unreachable!("top_level filters keys"),
+        }
+    }
+    if !seen_ports && matches!(root.kind, yaml::NodeKind::Map(_)) {
+        d.error(
+            root.mark,
+            &Path::Root,
+            "missing key `ports`",
+            Some("list the router's ports under `ports:` (name, pci or vdev, addresses)".into()),
+        );
+    }
+    if let Some(b) = burst {
+        let p = Path::Key(&Path::Root, "burst_size");
+        if b.value == 0 || b.value > MAX_BURST {
+            d.error(
+                b.mark,
+                &p,
+                format!("burst_size {} is out of range", b.value),
+                Some(format!("use 1..={MAX_BURST}; 32 or 64 is usual")),
+            );
+        }
+        cfg.burst_size = b.value;
+    }
+    if let Some(m) = depth {
+        if m.value == 0 {
+            d.error(
+                m.mark,
+                &Path::Key(&Path::Root, "max_label_depth"),
+                "max_label_depth must be at least 1",
+                Some(format!("the default is {DEFAULT_MAX_LABEL_DEPTH}")),
+            );
+        }
+        cfg.max_label_depth = m.value;
+    }
+    if let Some(l) = listen {
+        match l.value.parse() {
+            Ok(a) => cfg.metrics_listen = a,
+            Err(_) => d.error(
+                l.mark,
+                &Path::Key(&Path::Root, "metrics_listen"),
+                format!("`{}` is not an address:port", l.value),
+                Some("write e.g. 127.0.0.1:9550 or 0.0.0.0:9550".into()),
+            ),
+        }
+    }
+    validate(d, &cfg, root);
+    cfg
+}
+
+fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
+    let ports_p = Path::Key(&Path::Root, "ports");
+    if let Some(l) = &cfg.eal.lcores {
+        if parse_lcores(&l.value).is_none_or(|v| v.is_empty()) {
+            d.error(
+                l.mark,
+                &Path::Key(&Path::Key(&Path::Root, "eal"), "lcores"),
+                format!("`{}` is not an lcore list", l.value),
+                Some("write e.g. `0-3` or `0,2,4` (the first is the main lcore)".into()),
+            );
+        }
+    }
+    if cfg.mempool.cache > 512 {
+        let m = root.get("mempool").map(|n| n.mark).unwrap_or_default();
+        d.error(
+            m,
+            &Path::Key(&Path::Key(&Path::Root, "mempool"), "cache"),
+            format!("mempool cache {} exceeds DPDK's limit", cfg.mempool.cache),
+            Some("use at most 512".into()),
+        );
+    }
+    if let IdlePolicy::Backoff { min_us, max_us, .. } = cfg.idle {
+        if min_us == 0 || min_us > max_us {
+            let m = root.get("idle").map(|n| n.mark).unwrap_or_default();
+            d.error(
+                m,
+                &Path::Key(&Path::Root, "idle"),
+                format!("backoff min_us {min_us} must be >= 1 and <= max_us {max_us}"),
+                None,
+            );
+        }
+    }
+    let mut addrs: Vec<(Cidr, usize)> = Vec::new();
+    for (i, p) in cfg.ports.iter().enumerate() {
+        let pp = Path::Index(&ports_p, i);
+        if cfg.ports[..i].iter().any(|q| q.name.value == p.name.value) {
+            d.error(
+                p.name.mark,
+                &Path::Key(&pp, "name"),
+                format!("duplicate port name `{}`", p.name.value),
+                Some("give every port its own name".into()),
+            );
+        }
+        if p.name.value.is_empty() || p.name.value.contains(char::is_whitespace) {
+            d.error(
+                p.name.mark,
+                &Path::Key(&pp, "name"),
+                "port names must be non-empty and without spaces",
+                None,
+            );
+        }
+        match (&p.pci, &p.vdev) {
+            (Some(_), Some(v)) => d.error(
+                v.mark,
+                &Path::Key(&pp, "vdev"),
+                "a port has either `pci` or `vdev`, not both",
+                Some("remove one of them".into()),
+            ),
+            (None, None) => d.error(
+                p.name.mark,
+                &pp,
+                format!("port `{}` has neither `pci` nor `vdev`", p.name.value),
+                Some(
+                    "add `pci: 0000:01:00.0` (a NIC) or `vdev: net_null0` (a virtual device)"
+                        .into(),
+                ),
+            ),
+            (Some(pci), None) if !is_pci_address(&pci.value) => d.error(
+                pci.mark,
+                &Path::Key(&pp, "pci"),
+                format!("`{}` is not a PCI address", pci.value),
+                Some("write DOMAIN:BUS:DEVICE.FUNCTION, e.g. 0000:01:00.0".into()),
+            ),
+            (None, Some(v)) if !v.value.starts_with("net_") => d.error(
+                v.mark,
+                &Path::Key(&pp, "vdev"),
+                format!("`{}` is not a network vdev", v.value),
+                Some(
+                    "vdev names start with the driver, e.g. net_null0, net_pcap0,rx_pcap=in.pcap"
+                        .into(),
+                ),
+            ),
+            _ => {}
+        }
+        if !(68..=9600).contains(&p.mtu.value) {
+            d.error(
+                p.mtu.mark,
+                &Path::Key(&pp, "mtu"),
+                format!("mtu {} is out of range", p.mtu.value),
+                Some("use 68..=9600 (1500 for standard Ethernet)".into()),
+            );
+        }
+        for (key, q) in [("rx_queues", Some(p.rx_queues)), ("tx_queues", p.tx_queues)] {
+            if let Some(q) = q {
+                if q.value == 0 || q.value > 128 {
+                    d.error(
+                        q.mark,
+                        &Path::Key(&pp, key),
+                        format!("{key} must be in 1..=128"),
+                        None,
+                    );
+                }
+            }
+        }
+        for (key, q) in [("rx_desc", p.rx_desc), ("tx_desc", p.tx_desc)] {
+            if !(32..=32768).contains(&q.value) || !q.value.is_power_of_two() {
+                d.error(
+                    q.mark,
+                    &Path::Key(&pp, key),
+                    format!("{key} {} must be a power of two in 32..=32768", q.value),
+                    Some("1024 is a good default".into()),
+                );
+            }
+        }
+        for (j, a) in p.addresses.iter().enumerate() {
+            let ap = Path::Index(&Path::Key(&pp, "addresses"), j);
+            if a.value.len == 0 || (a.value.len < 31 && !a.value.has_host_bits()) {
+                d.error(
+                    a.mark,
+                    &ap,
+                    format!(
+                        "{} is a network address, not an address of this router",
+                        a.value
+                    ),
+                    Some(
+                        "write the router's own address with the subnet length, e.g. 10.0.0.1/24"
+                            .into(),
+                    ),
+                );
+            }
+            for (b, owner) in &addrs {
+                let overlap =
+                    b.network().contains(a.value.addr) || a.value.network().contains(b.addr);
+                if overlap {
+                    d.error(
+                        a.mark,
+                        &ap,
+                        format!(
+                            "{} overlaps {} on port `{}`",
+                            a.value, b, cfg.ports[*owner].name.value
+                        ),
+                        Some("each connected subnet must belong to one port".into()),
+                    );
+                }
+            }
+            addrs.push((a.value, i));
+        }
+    }
+    let Some(workers) = &cfg.workers_config else {
+        return;
+    };
+    let wp = Path::Key(&Path::Root, "workers");
+    let lcores = cfg.lcores();
+    let mut polled: Vec<(u16, u16)> = Vec::new();
+    for (i, w) in workers.iter().enumerate() {
+        let p = Path::Index(&wp, i);
+        if workers[..i].iter().any(|x| x.lcore.value == w.lcore.value) {
+            d.error(
+                w.lcore.mark,
+                &Path::Key(&p, "lcore"),
+                format!("lcore {} has two workers", w.lcore.value),
+                Some("merge their `rx` lists".into()),
+            );
+        }
+        if lcores.first() == Some(&w.lcore.value) {
+            d.error(
+                w.lcore.mark,
+                &Path::Key(&p, "lcore"),
+                format!(
+                    "lcore {} is the EAL main lcore (control thread)",
+                    w.lcore.value
+                ),
+                Some("use another lcore from eal.lcores".into()),
+            );
+        } else if !lcores.is_empty() && !lcores.contains(&w.lcore.value) {
+            d.error(
+                w.lcore.mark,
+                &Path::Key(&p, "lcore"),
+                format!("lcore {} is not in eal.lcores", w.lcore.value),
+                Some("add it to eal.lcores".into()),
+            );
+        }
+        for (j, q) in w.rx.iter().enumerate() {
+            let qp = Path::Index(&Path::Key(&p, "rx"), j);
+            match cfg.port_id(&q.port.value) {
+                None => d.error(
+                    q.port.mark,
+                    &Path::Key(&qp, "port"),
+                    format!("unknown port `{}`", q.port.value),
+                    Some(port_names_hint(cfg)),
+                ),
+                Some(pid) => {
+                    let nq = cfg.ports[pid as usize].rx_queues.value;
+                    if q.queue.value >= nq {
+                        d.error(
+                            q.queue.mark,
+                            &Path::Key(&qp, "queue"),
+                            format!(
+                                "port `{}` has {nq} RX queue(s); queue {} does not exist",
+                                q.port.value, q.queue.value
+                            ),
+                            Some(format!("use 0..{nq} or raise ports[].rx_queues")),
+                        );
+                    } else if polled.contains(&(pid, q.queue.value)) {
+                        d.error(
+                            q.queue.mark,
+                            &qp,
+                            format!(
+                                "queue {} of port `{}` is polled twice",
+                                q.queue.value, q.port.value
+                            ),
+                            Some("each RX queue belongs to exactly one worker".into()),
+                        );
+                    } else {
+                        polled.push((pid, q.queue.value));
+                    }
+                }
+            }
+        }
+    }
+    let wmark = root.get("workers").map(|n| n.mark).unwrap_or_default();
+    if workers.is_empty() {
+        d.error(
+            wmark,
+            &wp,
+            "no workers",
+            Some("remove `workers` to get one worker polling every queue".into()),
+        );
+    }
+    for (pid, p) in cfg.ports.iter().enumerate() {
+        for q in 0..p.rx_queues.value {
+            if !polled.contains(&(pid as u16, q)) {
+                d.error(wmark, &wp, format!("RX queue {q} of port `{}` is polled by no worker (its packets would be dropped)", p.name.value), Some("add it to a worker's `rx` list or lower rx_queues".into()));
+            }
+        }
+        if let Some(t) = p.tx_queues {
+            if (t.value as usize) < workers.len() {
+                d.error(t.mark, &Path::Key(&Path::Index(&ports_p, pid), "tx_queues"), format!("{} TX queue(s) for {} workers", t.value, workers.len()), Some("every worker needs its own TX queue on every port; remove tx_queues for the default".into()));
+            }
+        }
+    }
+}
+
+fn port_names_hint(cfg: &StartupConfig) -> String {
+    let names: Vec<&str> = cfg.ports.iter().map(|p| p.name.value.as_str()).collect();
+    format!("known ports: {}", names.join(", "))
+}
+
+fn is_pci_address(s: &str) -> bool {
+    // [DOMAIN:]BUS:DEVICE.FUNCTION, all hex.
+    let parts: Vec<&str> = s.split(':').collect();
+    let (bus_dev, dom_ok) = match parts.as_slice() {
+        [d, b, rest] => (
+            Some((*b, *rest)),
+            d.len() == 4 && d.chars().all(|c| c.is_ascii_hexdigit()),
+        ),
+        [b, rest] => (Some((*b, *rest)), true),
+        _ => (None, false),
+    };
+    let Some((bus, rest)) = bus_dev else {
+        return false;
+    };
+    let Some((dev, func)) = rest.split_once('.') else {
+        return false;
+    };
+    let hex = |x: &str, n: usize| x.len() == n && x.chars().all(|c| c.is_ascii_hexdigit());
+    dom_ok
+        && hex(bus, 2)
+        && hex(dev, 2)
+        && func.len() == 1
+        && func.chars().all(|c| ('0'..='7').contains(&c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<StartupConfig, ConfigError> {
+        StartupConfig::parse(FsPath::new("/etc/mplsrouter/r.yaml"), text)
+    }
+
+    const DEMO: &str = "\
+eal:
+  no_huge: true
+  file_prefix: demo
+  lcores: 0-2
+ports:
+  - name: in
+    vdev: net_pcap0,rx_pcap=in.pcap
+    addresses: [10.0.0.1/24]
+  - name: out
+    vdev: net_null0
+    mac: 02:00:00:00:01:01
+    addresses: [10.0.1.1/24]
+    rx_queues: 2
+routes: routes/demo.yaml
+";
+
+    #[test]
+    fn defaults_and_derived_values() {
+        let c = parse(DEMO).unwrap();
+        assert_eq!(c.burst_size, 32);
+        assert_eq!(c.max_label_depth, 16);
+        assert_eq!(c.metrics_listen.to_string(), "127.0.0.1:9550");
+        assert_eq!(
+            c.routes.as_deref(),
+            Some(FsPath::new("/etc/mplsrouter/routes/demo.yaml"))
+        );
+        assert_eq!(c.ports[0].mtu.value, 1500);
+        let w = c.workers();
+        assert_eq!(
+            w,
+            vec![WorkerPlan {
+                lcore: 1,
+                rx: vec![(0, 0), (1, 0), (1, 1)]
+            }]
+        );
+        assert_eq!(c.tx_queues(0), 1);
+        assert_eq!(c.ports[0].device_name(), "net_pcap0");
+        let ifs = c.port_ifaces(|id| [0, 0, 0, 0, 0, id as u8 + 7]);
+        assert_eq!(ifs[0].mac, [0, 0, 0, 0, 0, 7]);
+        assert_eq!(ifs[1].mac, [2, 0, 0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn eal_args_in_port_order() {
+        let c = parse(DEMO).unwrap();
+        let a = c.eal_args("mplsrouter");
+        let expect: Vec<&str> = vec![
+            "mplsrouter",
+            "-l",
+            "0-2",
+            "-m",
+            "512",
+            "--no-huge",
+            "--file-prefix",
+            "demo",
+            "--no-pci",
+            "--vdev",
+            "net_pcap0,rx_pcap=in.pcap",
+            "--vdev",
+            "net_null0",
+        ];
+        assert_eq!(a, expect);
+    }
+
+    #[test]
+    fn all_problems_reported_with_positions() {
+        let text = "\
+ports:
+  - name: a
+    pci: 0000:01:00.0
+    vdev: net_null0
+    addresses: [10.0.0.0/24]
+  - name: b
+    pci: 1:2
+    addresses: [10.0.0.9/16]
+    mtu: 10
+workers:
+  - lcore: 1
+    rx: [{port: c, queue: 0}]
+burst_size: 0
+colour: red
+";
+        let e = parse(text).unwrap_err();
+        let d = e.diagnostics().unwrap();
+        let got: Vec<String> = d
+            .iter()
+            .map(|d| format!("{}:{} {}: {}", d.line, d.col, d.path, d.message))
+            .collect();
+        let want = [
+            "4:11 ports[0].vdev: a port has either `pci` or `vdev`, not both",
+            "5:17 ports[0].addresses[0]: 10.0.0.0/24 is a network address, not an address of this router",
+            "7:10 ports[1].pci: `1:2` is not a PCI address",
+            "8:17 ports[1].addresses[0]: 10.0.0.9/16 overlaps 10.0.0.0/24 on port `a`",
+            "9:10 ports[1].mtu: mtu 10 is out of range",
+            "11:3 workers: RX queue 0 of port `a` is polled by no worker (its packets would be dropped)",
+            "11:3 workers: RX queue 0 of port `b` is polled by no worker (its packets would be dropped)",
+            "12:17 workers[0].rx[0].port: unknown port `c`",
+            "13:13 burst_size: burst_size 0 is out of range",
+            "14:1 colour: unknown key `colour`",
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn lcore_lists() {
+        assert_eq!(parse_lcores("0-2,5"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_lcores("2-1"), None);
+        assert_eq!(parse_lcores("x"), None);
+    }
+}

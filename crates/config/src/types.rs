@@ -1,0 +1,238 @@
+//! Small value types shared by both file kinds: IPv4 prefixes and MAC addresses, parsed
+//! from the text a network engineer writes (`10.0.0.1/24`, `02:00:00:00:00:01`).
+
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer};
+
+/// An IPv4 address with a prefix length. Host bits may be set (a port address such as
+/// `10.0.0.1/24`); route prefixes are checked for that separately so the error can
+/// suggest the network address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cidr {
+    /// Host byte order.
+    pub addr: u32,
+    pub len: u8,
+}
+
+impl Cidr {
+    pub fn new(addr: Ipv4Addr, len: u8) -> Cidr {
+        Cidr {
+            addr: u32::from(addr),
+            len,
+        }
+    }
+
+    pub fn mask(self) -> u32 {
+        if self.len == 0 {
+            0
+        } else {
+            u32::MAX << (32 - self.len as u32)
+        }
+    }
+
+    /// The prefix with host bits cleared.
+    pub fn network(self) -> Cidr {
+        Cidr {
+            addr: self.addr & self.mask(),
+            len: self.len,
+        }
+    }
+
+    pub fn has_host_bits(self) -> bool {
+        self.addr & !self.mask() != 0
+    }
+
+    pub fn contains(self, ip: u32) -> bool {
+        (ip ^ self.addr) & self.mask() == 0
+    }
+
+    pub fn ip(self) -> Ipv4Addr {
+        Ipv4Addr::from(self.addr)
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}/{}", self.ip(), self.len)
+    }
+}
+
+/// Parses dotted-quad IPv4 without allocating (the compact route form has a million).
+pub fn parse_ipv4(s: &str) -> Option<u32> {
+    let b = s.as_bytes();
+    let mut out = 0u32;
+    let mut octets = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let mut v = 0u32;
+        while i < b.len() && b[i].is_ascii_digit() {
+            v = v * 10 + (b[i] - b'0') as u32;
+            i += 1;
+            if i - start > 3 {
+                return None;
+            }
+        }
+        if i == start || v > 255 || (i - start > 1 && b[start] == b'0') {
+            return None;
+        }
+        out = (out << 8) | v;
+        octets += 1;
+        if i < b.len() {
+            if b[i] != b'.' || octets == 4 {
+                return None;
+            }
+            i += 1;
+            if i == b.len() {
+                return None;
+            }
+        }
+    }
+    (octets == 4).then_some(out)
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Cidr, String> {
+        let (a, l) = s.split_once('/').ok_or_else(|| {
+            format!("`{s}` is not a prefix: write ADDRESS/LENGTH, e.g. 10.0.0.0/24")
+        })?;
+        let addr = parse_ipv4(a).ok_or_else(|| format!("`{a}` is not an IPv4 address"))?;
+        let len: u8 = l
+            .parse()
+            .ok()
+            .filter(|&n| n <= 32)
+            .ok_or_else(|| format!("prefix length `{l}` must be a number from 0 to 32"))?;
+        Ok(Cidr { addr, len })
+    }
+}
+
+impl<'de> Deserialize<'de> for Cidr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cidr, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An IPv4 address that deserializes with a helpful error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ip(pub u32);
+
+impl Ip {
+    pub fn addr(self) -> Ipv4Addr {
+        Ipv4Addr::from(self.0)
+    }
+}
+
+impl fmt::Display for Ip {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.addr().fmt(f)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ip, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_ipv4(&s).map(Ip).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{s}` is not an IPv4 address (write it as four numbers 0..=255, e.g. 10.0.1.2)"
+            ))
+        })
+    }
+}
+
+/// An Ethernet MAC address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MacAddr(pub [u8; 6]);
+
+impl FromStr for MacAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MacAddr, String> {
+        let bad =
+            || format!("`{s}` is not a MAC address (write six hex bytes, e.g. 02:00:00:00:00:01)");
+        let parts: Vec<&str> = s.split([':', '-']).collect();
+        if parts.len() != 6 {
+            return Err(bad());
+        }
+        let mut m = [0u8; 6];
+        for (o, p) in m.iter_mut().zip(parts) {
+            if p.len() != 2 {
+                return Err(bad());
+            }
+            *o = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+        }
+        Ok(MacAddr(m))
+    }
+}
+
+impl fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for MacAddr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MacAddr, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_parser_agrees_with_std() {
+        for s in [
+            "0.0.0.0",
+            "10.0.1.2",
+            "255.255.255.255",
+            "1.2.3",
+            "1.2.3.4.5",
+            "256.1.1.1",
+            "01.2.3.4",
+            "1..2.3",
+            "1.2.3.",
+            "",
+            "a.b.c.d",
+            "1.2.3.4 ",
+            "1234.1.1.1",
+        ] {
+            assert_eq!(
+                parse_ipv4(s),
+                s.parse::<Ipv4Addr>().ok().map(u32::from),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn cidr_host_bits_and_containment() {
+        let c: Cidr = "10.0.0.1/24".parse().unwrap();
+        assert!(c.has_host_bits());
+        assert_eq!(c.network().to_string(), "10.0.0.0/24");
+        assert!(c.contains(u32::from(Ipv4Addr::new(10, 0, 0, 200))));
+        assert!(!c.contains(u32::from(Ipv4Addr::new(10, 0, 1, 1))));
+        assert!("0.0.0.0/0".parse::<Cidr>().unwrap().contains(7));
+        assert!("10.0.0.0/33".parse::<Cidr>().is_err());
+        assert!("10.0.0.0".parse::<Cidr>().is_err());
+    }
+
+    #[test]
+    fn mac_round_trip() {
+        let m: MacAddr = "02:AB:00:00:00:0f".parse().unwrap();
+        assert_eq!(m.0, [2, 0xab, 0, 0, 0, 15]);
+        assert_eq!(m.to_string(), "02:ab:00:00:00:0f");
+        assert!("02:ab:00:00:00".parse::<MacAddr>().is_err());
+        assert!("02:ab:00:00:00:0g".parse::<MacAddr>().is_err());
+    }
+}
