@@ -49,15 +49,30 @@ fn eal_args() -> Vec<String> {
         })
         .unwrap_or(0)
         >= 64;
-    let mut a: Vec<String> = ["mplsrouter-bench-lookup", "-l", "0", "--no-pci", "--no-telemetry", "--log-level=lib.eal:error"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    a.push(format!("--file-prefix=mplsr-bench-lookup-{}", std::process::id()));
+    let mut a: Vec<String> = [
+        "mplsrouter-bench-lookup",
+        "-l",
+        "0",
+        "--no-pci",
+        "--no-telemetry",
+        "--log-level=lib.eal:error",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.push(format!(
+        "--file-prefix=mplsr-bench-lookup-{}",
+        std::process::id()
+    ));
     if huge {
         a.push("--in-memory".into());
     } else {
-        a.extend(["--no-huge".into(), "--no-shconf".into(), "-m".into(), "1024".into()]);
+        a.extend([
+            "--no-huge".into(),
+            "--no-shconf".into(),
+            "-m".into(),
+            "1024".into(),
+        ]);
     }
     a
 }
@@ -82,7 +97,9 @@ fn dst_of_frame(f: &[u8]) -> Option<u32> {
         return None;
     }
     (f.get(off)? >> 4 == 4).then_some(())?;
-    Some(u32::from_be_bytes(f.get(off + 16..off + 20)?.try_into().ok()?))
+    Some(u32::from_be_bytes(
+        f.get(off + 16..off + 20)?.try_into().ok()?,
+    ))
 }
 
 /// Best rate in million lookups per second over passes of `f` for `secs`.
@@ -107,7 +124,12 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
     let mut uniq = prefixes.clone();
     uniq.sort_unstable();
     uniq.dedup();
-    println!("table: {} ({} prefixes, {} distinct)", a.routes.display(), prefixes.len(), uniq.len());
+    println!(
+        "table: {} ({} prefixes, {} distinct)",
+        a.routes.display(),
+        prefixes.len(),
+        uniq.len()
+    );
 
     let t = Instant::now();
     let mut ours = Lpm4::new();
@@ -117,11 +139,18 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
     let ours_build = t.elapsed();
 
     let _eal = Eal::init(&eal_args()).context("EAL init for rte_lpm")?;
-    let tbl8s = 1 + uniq.iter().filter(|&&(_, l)| l > 24).map(|&(p, _)| p >> 8).collect::<std::collections::HashSet<_>>().len() as u32;
+    let tbl8s = 1 + uniq
+        .iter()
+        .filter(|&&(_, l)| l > 24)
+        .map(|&(p, _)| p >> 8)
+        .collect::<std::collections::HashSet<_>>()
+        .len() as u32;
     let t = Instant::now();
-    let mut rte = RteLpm::new("bench_lpm", uniq.len() as u32 + 16, (tbl8s * 2).max(256)).context("rte_lpm_create")?;
+    let mut rte = RteLpm::new("bench_lpm", uniq.len() as u32 + 16, (tbl8s * 2).max(256))
+        .context("rte_lpm_create")?;
     for &(p, l) in &uniq {
-        rte.add(p, l, next_hop_of(p, l, a.next_hops)).with_context(|| format!("rte_lpm_add {p:#x}/{l}"))?;
+        rte.add(p, l, next_hop_of(p, l, a.next_hops))
+            .with_context(|| format!("rte_lpm_add {p:#x}/{l}"))?;
     }
     let rte_build = t.elapsed();
 
@@ -136,12 +165,16 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
                 k.push(x);
             }
             if tries > 100 * a.count as u64 + 1000 {
-                bail!("the table covers too little address space to draw {} keys", a.count);
+                bail!(
+                    "the table covers too little address space to draw {} keys",
+                    a.count
+                );
             }
         }
         k
     } else {
-        let frames = traffic::read_pcap(std::path::Path::new(&a.keys)).with_context(|| format!("read {}", a.keys))?;
+        let frames = traffic::read_pcap(std::path::Path::new(&a.keys))
+            .with_context(|| format!("read {}", a.keys))?;
         let k: Vec<u32> = frames.iter().filter_map(|f| dst_of_frame(f)).collect();
         if k.is_empty() {
             bail!("{}: no IPv4 destinations found", a.keys);
@@ -175,13 +208,24 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
         }
     }
     if mismatches > 0 {
-        bail!("{mismatches} of {} keys disagree between Lpm4 and rte_lpm", keys.len());
+        bail!(
+            "{mismatches} of {} keys disagree between Lpm4 and rte_lpm",
+            keys.len()
+        );
     }
     println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
 
     let n = keys.len();
-    let ours_single = measure(n, a.seconds, || keys.iter().map(|&k| ours.lookup(k).unwrap_or(0) as u64).sum());
-    let rte_single = measure(n, a.seconds, || keys.iter().map(|&k| rte.lookup(k).unwrap_or(0) as u64).sum());
+    let ours_single = measure(n, a.seconds, || {
+        keys.iter()
+            .map(|&k| ours.lookup(k).unwrap_or(0) as u64)
+            .sum()
+    });
+    let rte_single = measure(n, a.seconds, || {
+        keys.iter()
+            .map(|&k| rte.lookup(k).unwrap_or(0) as u64)
+            .sum()
+    });
     let mut out = [0u32; BATCH];
     let ours_batched = measure(n, a.seconds, || {
         let mut s = 0u64;
@@ -211,7 +255,10 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
 
     let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
     println!();
-    println!("{:<10} {:>10} {:>10} {:>14} {:>14} {:>12}", "", "build ms", "MiB", "single Mlps", "batched Mlps", "ns/lookup");
+    println!(
+        "{:<10} {:>10} {:>10} {:>14} {:>14} {:>12}",
+        "", "build ms", "MiB", "single Mlps", "batched Mlps", "ns/lookup"
+    );
     println!(
         "{:<10} {:>10.1} {:>10.2} {:>14.1} {:>14.1} {:>12.2}",
         "Lpm4",

@@ -33,7 +33,11 @@ pub struct GenTrafficArgs {
 
 pub fn run(a: GenTrafficArgs) -> Result<i32> {
     let Some(scenario) = Scenario::parse(&a.scenario) else {
-        bail!("unknown scenario {:?}; choose one of {}", a.scenario, SCENARIOS.join(", "));
+        bail!(
+            "unknown scenario {:?}; choose one of {}",
+            a.scenario,
+            SCENARIOS.join(", ")
+        );
     };
     if !(64..=1518).contains(&a.size) {
         bail!("--size {} is outside 64..=1518", a.size);
@@ -54,9 +58,15 @@ pub fn run(a: GenTrafficArgs) -> Result<i32> {
     };
     let frames = scenario.frames(&opts);
     traffic::write_pcap(&a.out, &frames).with_context(|| format!("write {}", a.out.display()))?;
-    println!("wrote {} frames of {} bytes to {}", frames.len(), a.size, a.out.display());
+    println!(
+        "wrote {} frames of {} bytes to {}",
+        frames.len(),
+        a.size,
+        a.out.display()
+    );
     if let Some(r) = &a.routes {
-        std::fs::write(r, scenario.routes_yaml(&opts)).with_context(|| format!("write {}", r.display()))?;
+        std::fs::write(r, scenario.routes_yaml(&opts))
+            .with_context(|| format!("write {}", r.display()))?;
         println!("wrote routes to {}", r.display());
     }
     Ok(0)

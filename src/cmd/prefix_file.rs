@@ -17,5 +17,6 @@ pub fn load(path: &Path) -> Result<Vec<(u32, u8)>> {
     } else {
         String::from_utf8(raw).with_context(|| format!("{} is not UTF-8 text", path.display()))?
     };
-    router::traffic::parse_prefix_list(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    router::traffic::parse_prefix_list(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
