@@ -9,6 +9,7 @@
 
 mod counters;
 mod error;
+pub mod metrics;
 mod report;
 mod runtime;
 mod signals;
@@ -16,6 +17,7 @@ mod spec;
 pub mod traffic;
 mod worker;
 
+pub use counters::for_tests as counters_for_tests;
 pub use counters::{WorkerCounters, WorkerTotals};
 pub use error::RouterError;
 pub use runtime::{run, RunSummary};

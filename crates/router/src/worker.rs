@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
 
-use crate::counters::{bump, WorkerCounters};
+use crate::counters::{bump, burst_bucket, WorkerCounters};
 use crate::spec::IdlePolicy;
 
 /// What happens to one packet.
@@ -89,6 +89,7 @@ impl<F: Forwarder> Worker<F> {
                 got_any = true;
                 bump(&c.rx_packets, n as u64);
                 bump(&c.bursts, 1);
+                bump(&c.burst_sizes[burst_bucket(n)], 1);
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut actions[..n]);
                 let mut slow = 0u64;
