@@ -107,6 +107,8 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
         },
         duration: a.duration.map(Duration::from_secs_f64),
         stats_interval: (a.stats_interval > 0.0).then(|| Duration::from_secs_f64(a.stats_interval)),
+        metrics_listen: Some(cfg.metrics_listen),
+        build: crate::build_info(),
     }
 }
 

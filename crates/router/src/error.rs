@@ -18,6 +18,8 @@ pub enum RouterError {
     Worker { lcore: u32, msg: String },
     #[error("invalid runtime setup: {0}")]
     Spec(String),
+    #[error(transparent)]
+    Metrics(#[from] crate::metrics::MetricsError),
     #[error("signal handler: {0}")]
     Signal(#[source] std::io::Error),
 }

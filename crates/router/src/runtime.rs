@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use dpdk::{lcore, Eal, Mempool, Port, PortConfig, PortStats, TxBuffer};
 
-use crate::counters::{WorkerCounters, WorkerTotals};
+use crate::counters::{WorkerCounters, WorkerTotals, MAX_DROP_REASONS};
 use crate::error::RouterError;
+use crate::metrics::{ControlStats, MetricsServer, RouterCollector};
 use crate::report::Reporter;
 use crate::signals::SignalFlags;
 use crate::spec::{RuntimeSpec, WorkerSpec};
@@ -152,6 +153,47 @@ where
         })?;
         handles.push(h);
     }
+
+    let control = Arc::new(ControlStats::new());
+    let _metrics = match spec.metrics_listen {
+        Some(addr) => {
+            let registry = prometheus::Registry::new();
+            let names: Vec<&'static str> =
+                (0..MAX_DROP_REASONS).map_while(drop_reason_name).collect();
+            let collector = RouterCollector::new(
+                spec.ports
+                    .iter()
+                    .map(|p| p.name.clone())
+                    .zip(dev_ids.iter().copied())
+                    .collect(),
+                counters.clone(),
+                names,
+                control.clone(),
+                spec.build.clone(),
+            );
+            registry
+                .register(Box::new(collector))
+                .expect("collector descriptors are unique");
+            registry
+                .register(Box::new(control.reload_duration.clone()))
+                .expect("histogram descriptor is unique");
+            match MetricsServer::start(addr, registry) {
+                Ok(s) => {
+                    println!("metrics: http://{}/metrics", s.addr());
+                    Some(s)
+                }
+                Err(e) => {
+                    // Workers are running: stop them before reporting the error.
+                    worker_stop.store(true, Ordering::SeqCst);
+                    for h in handles {
+                        let _ = h.join();
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        None => None,
+    };
 
     let started = Instant::now();
     let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();

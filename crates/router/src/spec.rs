@@ -1,6 +1,9 @@
 //! What the runtime is asked to bring up, independent of the YAML it came from.
 
+use std::net::SocketAddr;
 use std::time::Duration;
+
+use crate::metrics::BuildInfo;
 
 /// One port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,4 +57,8 @@ pub struct RuntimeSpec {
     pub duration: Option<Duration>,
     /// Print a counters line this often (None: only the final summary).
     pub stats_interval: Option<Duration>,
+    /// Serve Prometheus metrics here (None: no endpoint).
+    pub metrics_listen: Option<SocketAddr>,
+    /// Version information for `--version`-like metrics.
+    pub build: BuildInfo,
 }
