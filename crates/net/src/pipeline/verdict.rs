@@ -6,7 +6,7 @@
 use crate::fib::AdjId;
 
 /// The outcome for one packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verdict {
     /// Rewritten in place; transmit on `port`.
     Forward { port: u16 },
