@@ -11,7 +11,9 @@ use pipeline_support::*;
 /// Label 100 swaps to 200 over an 8-way ECMP group (ports 0..8).
 fn fib() -> Fib {
     let mut b = builder();
-    let members: Vec<_> = (0..8).map(|p| (b.add_adjacency(adj(p, &[200])), 1)).collect();
+    let members: Vec<_> = (0..8)
+        .map(|p| (b.add_adjacency(adj(p, &[200])), 1))
+        .collect();
     let g = b.add_ecmp(&members).unwrap();
     b.add_label(
         100,
@@ -68,7 +70,13 @@ fn entropy_label_alone_decides() {
     for el in 16..216u32 {
         let members: HashSet<u16> = (0..10)
             .map(|sport| {
-                port(run1(&fib, mpls(&[(100, 0, 64), (7, 0, 0), (el, 0, 0)], &udp(sport))).0)
+                port(
+                    run1(
+                        &fib,
+                        mpls(&[(100, 0, 64), (7, 0, 0), (el, 0, 0)], &udp(sport)),
+                    )
+                    .0,
+                )
             })
             .collect();
         assert_eq!(members.len(), 1, "one entropy label, one member");

@@ -3,9 +3,7 @@
 
 mod pipeline_support;
 
-use etherparse::{
-    IcmpEchoHeader, Icmpv4Header, Icmpv4Slice, Icmpv4Type, IpNumber, Ipv4Header,
-};
+use etherparse::{IcmpEchoHeader, Icmpv4Header, Icmpv4Slice, Icmpv4Type, IpNumber, Ipv4Header};
 use net::fib::{Fib, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
 use net::icmp::{self, IcmpConfig, IcmpError, MplsReply, SendVia};
 use net::packet::{PacketBuf, VecBuf};
@@ -32,11 +30,14 @@ fn fib(route_back: bool) -> Fib {
     )
     .unwrap();
     let u = TtlMode::Uniform;
-    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(via(push), u)).unwrap();
+    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(via(push), u))
+        .unwrap();
     if route_back {
-        b.add_ipv4_route(addr([198, 51, 100, 0]), 24, route(via(back), u)).unwrap();
+        b.add_ipv4_route(addr([198, 51, 100, 0]), 24, route(via(back), u))
+            .unwrap();
     }
-    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u)).unwrap();
+    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u))
+        .unwrap();
     b.build(1)
 }
 
@@ -69,7 +70,10 @@ fn sent(fib: &Fib, via: SendVia, frame: &[u8]) -> (Verdict, Vec<u8>) {
 fn ipv4_ttl_expiry_gives_time_exceeded_routed_from_the_ingress_address() {
     let fib = fib(true);
     let frame = ipv4_frame(&Ip4::new(SRC, DST).ttl(1));
-    assert_eq!(punt(&fib, &frame), PuntReason::TtlExpired { in_port: IN_PORT });
+    assert_eq!(
+        punt(&fib, &frame),
+        PuntReason::TtlExpired { in_port: IN_PORT }
+    );
     let mut out = [0u8; icmp::MAX_ERROR_FRAME];
     let r = icmp::time_exceeded(&IcmpConfig::default(), &fib, IN_PORT, &frame, &mut out).unwrap();
     assert_eq!(r.via, SendVia::Route);
@@ -87,7 +91,11 @@ fn ipv4_ttl_expiry_gives_time_exceeded_routed_from_the_ingress_address() {
         Icmpv4Type::TimeExceeded(etherparse::icmpv4::TimeExceededCode::TtlExceededInTransit)
     ));
     assert_eq!(e.checksum(), e.icmp_type().calc_checksum(e.payload()));
-    assert_eq!(e.payload(), &frame[14..], "the whole short datagram is quoted");
+    assert_eq!(
+        e.payload(),
+        &frame[14..],
+        "the whole short datagram is quoted"
+    );
 }
 
 /// The stack object of an RFC 4884 message: checks the structure, returns the stack.
@@ -99,7 +107,11 @@ fn rfc4950_stack(icmp_msg: &[u8]) -> Vec<u8> {
     assert_eq!(ext[0] >> 4, 2, "extension version");
     assert_eq!(ones_sum(ext), 0xffff, "extension checksum");
     let obj_len = u16::from_be_bytes([ext[4], ext[5]]) as usize;
-    assert_eq!((ext[6], ext[7]), (1, 1), "MPLS label stack class / incoming stack");
+    assert_eq!(
+        (ext[6], ext[7]),
+        (1, 1),
+        "MPLS label stack class / incoming stack"
+    );
     assert_eq!(ext.len(), 4 + obj_len);
     ext[8..4 + obj_len].to_vec()
 }
@@ -109,22 +121,36 @@ fn mpls_ttl_expiry_reply_follows_the_lsp_with_rfc4950_stack() {
     let fib = fib(true);
     let payload = Ip4::new(SRC, DST).len(300).bytes();
     let frame = mpls(&[(100, 5, 1)], &payload);
-    assert_eq!(punt(&fib, &frame), PuntReason::TtlExpired { in_port: IN_PORT });
+    assert_eq!(
+        punt(&fib, &frame),
+        PuntReason::TtlExpired { in_port: IN_PORT }
+    );
     let mut out = [0u8; icmp::MAX_ERROR_FRAME];
     let r = icmp::time_exceeded(&IcmpConfig::default(), &fib, IN_PORT, &frame, &mut out).unwrap();
     assert_eq!(r.via, SendVia::LabelSwitch);
     // Built under the received stack, label TTL 255.
     assert_eq!(decode(&out[..r.len]).labels, vec![(100, 5, true, 255)]);
     let (v, wire) = sent(&fib, r.via, &out[..r.len]);
-    assert_eq!(v, Verdict::Forward { port: 1 }, "switched like the expired packet");
+    assert_eq!(
+        v,
+        Verdict::Forward { port: 1 },
+        "switched like the expired packet"
+    );
     let d = decode(&wire);
     assert_eq!(d.labels, vec![(200, 5, true, 254)]);
     let h = d.ip.unwrap();
-    assert_eq!((h.source, h.destination, h.protocol), ([192, 0, 2, 1], SRC, IpNumber::ICMP));
+    assert_eq!(
+        (h.source, h.destination, h.protocol),
+        ([192, 0, 2, 1], SRC, IpNumber::ICMP)
+    );
     let msg = &d.payload[20..];
     assert_eq!((msg[0], msg[1]), (11, 0));
     assert_eq!(&msg[8..8 + 128], &payload[..128], "first 128 bytes quoted");
-    assert_eq!(rfc4950_stack(msg), frame[14..18].to_vec(), "stack as received");
+    assert_eq!(
+        rfc4950_stack(msg),
+        frame[14..18].to_vec(),
+        "stack as received"
+    );
 }
 
 #[test]
@@ -162,8 +188,8 @@ fn frag_needed_reports_mtu_minus_label_bytes() {
     };
     assert_eq!(mtu, 1496);
     let mut out = [0u8; icmp::MAX_ERROR_FRAME];
-    let r = icmp::frag_needed(&IcmpConfig::default(), &fib, IN_PORT, &frame, mtu, &mut out)
-        .unwrap();
+    let r =
+        icmp::frag_needed(&IcmpConfig::default(), &fib, IN_PORT, &frame, mtu, &mut out).unwrap();
     let (v, wire) = sent(&fib, r.via, &out[..r.len]);
     assert_eq!(v, Verdict::Forward { port: 3 });
     let d = decode(&wire);
@@ -181,7 +207,8 @@ fn frag_needed_reports_mtu_minus_label_bytes() {
 }
 
 fn echo_request(dst: [u8; 4], id: u16, seq: u16, data: &[u8]) -> Vec<u8> {
-    let icmp = Icmpv4Header::with_checksum(Icmpv4Type::EchoRequest(IcmpEchoHeader { id, seq }), data);
+    let icmp =
+        Icmpv4Header::with_checksum(Icmpv4Type::EchoRequest(IcmpEchoHeader { id, seq }), data);
     let mut ip = Ipv4Header::new((8 + data.len()) as u16, 64, IpNumber::ICMP, SRC, dst).unwrap();
     ip.header_checksum = ip.calc_header_checksum();
     let mut v = Vec::new();
@@ -197,7 +224,10 @@ fn echo_reply_for_the_router_address() {
     for frame in [
         eth(0x0800, &echo_request(ROUTER_ADDR, 77, 3, b"ping payload")),
         // Also when it arrived labelled and was disposed of to the router.
-        mpls(&[(0, 0, 9)], &echo_request(ROUTER_ADDR, 77, 3, b"ping payload")),
+        mpls(
+            &[(0, 0, 9)],
+            &echo_request(ROUTER_ADDR, 77, 3, b"ping payload"),
+        ),
     ] {
         assert_eq!(punt(&fib, &frame), PuntReason::LocalDelivery);
         let mut out = [0u8; 256];
@@ -209,7 +239,10 @@ fn echo_reply_for_the_router_address() {
         assert_eq!((h.source, h.destination), (ROUTER_ADDR, SRC));
         let (_, icmp_bytes) = Ipv4Header::from_slice(&d.payload).unwrap();
         let e = Icmpv4Slice::from_slice(icmp_bytes).unwrap();
-        assert_eq!(e.icmp_type(), Icmpv4Type::EchoReply(IcmpEchoHeader { id: 77, seq: 3 }));
+        assert_eq!(
+            e.icmp_type(),
+            Icmpv4Type::EchoReply(IcmpEchoHeader { id: 77, seq: 3 })
+        );
         assert_eq!(e.checksum(), e.icmp_type().calc_checksum(e.payload()));
         assert_eq!(e.payload(), b"ping payload");
     }

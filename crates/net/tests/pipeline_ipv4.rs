@@ -25,13 +25,22 @@ fn fib_with(push_mode: TtlMode) -> net::fib::Fib {
         &[],
     ));
     let u = TtlMode::Uniform;
-    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(via(plain), u)).unwrap();
-    b.add_ipv4_route(addr([203, 0, 114, 0]), 24, route(via(push), push_mode)).unwrap();
-    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u)).unwrap();
-    b.add_ipv4_route(addr([10, 9, 0, 0]), 16, route(RouteTarget::Connected { port: 2 }, u))
+    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(via(plain), u))
         .unwrap();
-    b.add_ipv4_route(addr([10, 66, 0, 0]), 16, route(RouteTarget::Blackhole, u)).unwrap();
-    b.add_ipv4_route(addr([10, 77, 0, 0]), 16, route(via(unresolved), u)).unwrap();
+    b.add_ipv4_route(addr([203, 0, 114, 0]), 24, route(via(push), push_mode))
+        .unwrap();
+    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u))
+        .unwrap();
+    b.add_ipv4_route(
+        addr([10, 9, 0, 0]),
+        16,
+        route(RouteTarget::Connected { port: 2 }, u),
+    )
+    .unwrap();
+    b.add_ipv4_route(addr([10, 66, 0, 0]), 16, route(RouteTarget::Blackhole, u))
+        .unwrap();
+    b.add_ipv4_route(addr([10, 77, 0, 0]), 16, route(via(unresolved), u))
+        .unwrap();
     b.build(1)
 }
 
@@ -46,7 +55,10 @@ fn forward_decrements_ttl_fixes_checksum_and_rewrites_l2() {
     let (v, out) = run1(&fib(), input.clone());
     assert_eq!(v, Verdict::Forward { port: 1 });
     let d = decode(&out);
-    assert_eq!((d.dst, d.src, d.ethertype), (nh_mac(1), port_mac(1), 0x0800));
+    assert_eq!(
+        (d.dst, d.src, d.ethertype),
+        (nh_mac(1), port_mac(1), 0x0800)
+    );
     let h = d.ip.unwrap();
     assert_eq!(h.time_to_live, 63);
     assert_eq!((h.source, h.destination), (SRC, DST));
@@ -63,7 +75,10 @@ fn ttl_one_or_zero_is_punted_as_expired_and_left_unmodified() {
     for ttl in [0, 1] {
         let input = ipv4_frame(&Ip4::new(SRC, DST).ttl(ttl));
         let (v, out) = run1(&fib(), input.clone());
-        assert_eq!(v, Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT }));
+        assert_eq!(
+            v,
+            Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT })
+        );
         assert_eq!(out, input);
     }
     let (v, out) = run1(&fib(), ipv4_frame(&Ip4::new(SRC, DST).ttl(2)));
@@ -82,12 +97,19 @@ fn ttl_one_to_the_router_is_delivered_locally() {
 #[test]
 fn rfc1812_input_checks() {
     let good = ipv4_frame(&Ip4::new(SRC, DST));
-    let cases: Vec<(Box<dyn Fn(&mut Vec<u8>)>, DropReason)> = vec![
+    type Mangle = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(Mangle, DropReason)> = vec![
         (Box::new(|f| f[24] ^= 0x01), DropReason::BadChecksum),
         (Box::new(|f| f[14] = 0x65), DropReason::BadIpv4Header),
         (Box::new(|f| f[14] = 0x44), DropReason::BadIpv4Header),
-        (Box::new(|f| f[16..18].copy_from_slice(&19u16.to_be_bytes())), DropReason::BadIpv4Header),
-        (Box::new(|f| f[16..18].copy_from_slice(&999u16.to_be_bytes())), DropReason::Truncated),
+        (
+            Box::new(|f| f[16..18].copy_from_slice(&19u16.to_be_bytes())),
+            DropReason::BadIpv4Header,
+        ),
+        (
+            Box::new(|f| f[16..18].copy_from_slice(&999u16.to_be_bytes())),
+            DropReason::Truncated,
+        ),
         (Box::new(|f| f.truncate(14 + 19)), DropReason::Truncated),
         (Box::new(|f| f.truncate(13)), DropReason::Truncated),
     ];
@@ -132,9 +154,15 @@ fn route_targets() {
     let cases = [
         ([9, 9, 9, 9], Verdict::Drop(DropReason::NoRoute)),
         ([10, 66, 1, 1], Verdict::Drop(DropReason::NoRoute)),
-        ([10, 9, 1, 1], Verdict::SlowPath(PuntReason::Glean { port: 2 })),
+        (
+            [10, 9, 1, 1],
+            Verdict::SlowPath(PuntReason::Glean { port: 2 }),
+        ),
         (ROUTER_ADDR, Verdict::SlowPath(PuntReason::LocalDelivery)),
-        ([10, 77, 1, 1], Verdict::SlowPath(PuntReason::ArpNeeded { adj: 2 })),
+        (
+            [10, 77, 1, 1],
+            Verdict::SlowPath(PuntReason::ArpNeeded { adj: 2 }),
+        ),
     ];
     for (dst, want) in cases {
         let input = ipv4_frame(&Ip4::new(SRC, dst));
@@ -179,7 +207,10 @@ fn ler_push_uniform_copies_ttl_and_dscp_class() {
     let (v, out) = run1(&fib(), ipv4_frame(&ip));
     assert_eq!(v, Verdict::Forward { port: 2 });
     let d = decode(&out);
-    assert_eq!((d.dst, d.src, d.ethertype), (nh_mac(2), port_mac(2), 0x8847));
+    assert_eq!(
+        (d.dst, d.src, d.ethertype),
+        (nh_mac(2), port_mac(2), 0x8847)
+    );
     assert_eq!(d.labels, vec![(1000, 5, false, 19), (2000, 5, true, 19)]);
     assert_eq!(d.ip.unwrap().time_to_live, 19);
 }
@@ -191,7 +222,10 @@ fn ler_push_pipe_uses_configured_label_ttl() {
         let (v, out) = run1(&fib_with(mode), ipv4_frame(&ip));
         assert_eq!(v, Verdict::Forward { port: 2 });
         let d = decode(&out);
-        assert_eq!(d.labels, vec![(1000, 0, false, want), (2000, 0, true, want)]);
+        assert_eq!(
+            d.labels,
+            vec![(1000, 0, false, want), (2000, 0, true, want)]
+        );
         assert_eq!(d.ip.unwrap().time_to_live, 19);
     }
 }
@@ -220,7 +254,10 @@ fn ip_options_forwarded_or_punted_per_config() {
 }
 
 fn fold(b: &[u8]) -> u16 {
-    let mut s: u32 = b.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
+    let mut s: u32 = b
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
+        .sum();
     while s > 0xffff {
         s = (s & 0xffff) + (s >> 16);
     }
@@ -234,20 +271,32 @@ fn mtu_after_push_frag_needed_with_df_else_dropped() {
     let (v, _) = run1(&fib(), ipv4_frame(&big));
     assert_eq!(
         v,
-        Verdict::SlowPath(PuntReason::FragNeeded { in_port: IN_PORT, mtu: 1492 })
+        Verdict::SlowPath(PuntReason::FragNeeded {
+            in_port: IN_PORT,
+            mtu: 1492
+        })
     );
     let mut no_df = big.clone();
     no_df.df = false;
     let (v, _) = run1(&fib(), ipv4_frame(&no_df));
     assert_eq!(v, Verdict::Drop(DropReason::MtuExceeded));
     let fits = Ip4::new(SRC, [203, 0, 114, 5]).len(1492 - 28);
-    assert_eq!(run1(&fib(), ipv4_frame(&fits)).0, Verdict::Forward { port: 2 });
+    assert_eq!(
+        run1(&fib(), ipv4_frame(&fits)).0,
+        Verdict::Forward { port: 2 }
+    );
     let plain = Ip4::new(SRC, DST).len(1500 - 28);
-    assert_eq!(run1(&fib(), ipv4_frame(&plain)).0, Verdict::Forward { port: 1 });
+    assert_eq!(
+        run1(&fib(), ipv4_frame(&plain)).0,
+        Verdict::Forward { port: 1 }
+    );
     let plain = Ip4::new(SRC, DST).len(1501 - 28);
     assert_eq!(
         run1(&fib(), ipv4_frame(&plain)).0,
-        Verdict::SlowPath(PuntReason::FragNeeded { in_port: IN_PORT, mtu: 1500 })
+        Verdict::SlowPath(PuntReason::FragNeeded {
+            in_port: IN_PORT,
+            mtu: 1500
+        })
     );
 }
 
@@ -343,5 +392,9 @@ fn fragments_hash_without_ports() {
         ip.sport = sport;
         ports.insert(run1(&fib, ipv4_frame(&ip)).0);
     }
-    assert_eq!(ports.len(), 1, "fragments of one datagram must not spread: {ports:?}");
+    assert_eq!(
+        ports.len(),
+        1,
+        "fragments of one datagram must not spread: {ports:?}"
+    );
 }

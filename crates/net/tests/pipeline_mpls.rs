@@ -32,16 +32,26 @@ fn fib() -> Fib {
     let push500 = b.add_adjacency(adj(2, &[500]));
     let u = TtlMode::Uniform;
     let p = TtlMode::Pipe(255);
-    b.add_label(100, entry(LabelOp::Swap, Some(swap), u)).unwrap();
-    b.add_label(101, entry(LabelOp::Swap, Some(swap_push), u)).unwrap();
-    b.add_label(102, entry(LabelOp::Swap, Some(swap_push), p)).unwrap();
-    b.add_label(110, entry(LabelOp::Pop, Some(plain1), u)).unwrap();
-    b.add_label(111, entry(LabelOp::Pop, Some(plain1), p)).unwrap();
-    b.add_label(120, entry(LabelOp::PopAndLookup, None, u)).unwrap();
-    b.add_label(121, entry(LabelOp::PopAndLookup, None, p)).unwrap();
-    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(via(plain3), u)).unwrap();
-    b.add_ipv4_route(addr([203, 0, 114, 0]), 24, route(via(push500), u)).unwrap();
-    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u)).unwrap();
+    b.add_label(100, entry(LabelOp::Swap, Some(swap), u))
+        .unwrap();
+    b.add_label(101, entry(LabelOp::Swap, Some(swap_push), u))
+        .unwrap();
+    b.add_label(102, entry(LabelOp::Swap, Some(swap_push), p))
+        .unwrap();
+    b.add_label(110, entry(LabelOp::Pop, Some(plain1), u))
+        .unwrap();
+    b.add_label(111, entry(LabelOp::Pop, Some(plain1), p))
+        .unwrap();
+    b.add_label(120, entry(LabelOp::PopAndLookup, None, u))
+        .unwrap();
+    b.add_label(121, entry(LabelOp::PopAndLookup, None, p))
+        .unwrap();
+    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(via(plain3), u))
+        .unwrap();
+    b.add_ipv4_route(addr([203, 0, 114, 0]), 24, route(via(push500), u))
+        .unwrap();
+    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u))
+        .unwrap();
     b.build(1)
 }
 
@@ -55,7 +65,10 @@ fn swap_decrements_ttl_keeps_tc_and_payload() {
     let (v, out) = run1(&fib(), mpls(&[(100, 3, 50)], &payload));
     assert_eq!(v, Verdict::Forward { port: 1 });
     let d = decode(&out);
-    assert_eq!((d.dst, d.src, d.ethertype), (nh_mac(1), port_mac(1), 0x8847));
+    assert_eq!(
+        (d.dst, d.src, d.ethertype),
+        (nh_mac(1), port_mac(1), 0x8847)
+    );
     assert_eq!(d.labels, vec![(200, 3, true, 49)]);
     assert_eq!(d.payload, payload, "payload untouched by an LSR");
 }
@@ -192,13 +205,19 @@ fn reserved_labels() {
         assert_eq!(v, Verdict::Drop(DropReason::ReservedLabel), "label {l}");
     }
     // Router alert below a pop-and-lookup label is still punted.
-    let (v, _) = run1(&fib(), mpls(&[(120, 0, 64), (1, 0, 64), (100, 0, 64)], &ip(64)));
+    let (v, _) = run1(
+        &fib(),
+        mpls(&[(120, 0, 64), (1, 0, 64), (100, 0, 64)], &ip(64)),
+    );
     assert_eq!(v, Verdict::SlowPath(PuntReason::RouterAlert));
 }
 
 #[test]
 fn entropy_label_pair_at_top_is_popped_together() {
-    let (v, out) = run1(&fib(), mpls(&[(7, 0, 30), (4242, 0, 0), (100, 0, 30)], &ip(64)));
+    let (v, out) = run1(
+        &fib(),
+        mpls(&[(7, 0, 30), (4242, 0, 0), (100, 0, 30)], &ip(64)),
+    );
     assert_eq!(v, Verdict::Forward { port: 1 });
     assert_eq!(decode(&out).labels, vec![(200, 0, true, 29)]);
     let (v, _) = run1(&fib(), mpls(&[(7, 0, 30)], &ip(64)));
@@ -221,7 +240,10 @@ fn label_ttl_one_or_zero_expires_and_is_left_unmodified() {
     }
     // Disposition to IPv4 forwarding with label TTL 1 (uniform) expires too.
     let (v, _) = run1(&fib(), mpls(&[(120, 0, 1)], &ip(64)));
-    assert_eq!(v, Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT }));
+    assert_eq!(
+        v,
+        Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT })
+    );
 }
 
 #[test]
@@ -245,7 +267,7 @@ fn unknown_label_and_malformed_stacks() {
     };
     let f = mpls(&[(120, 0, 64), (120, 0, 64), (100, 0, 64)], &ip(64));
     assert_eq!(
-        run_with(cfg, &fib(), &[f.clone()])[0].0,
+        run_with(cfg, &fib(), std::slice::from_ref(&f))[0].0,
         Verdict::Drop(DropReason::StackTooDeep)
     );
     assert_eq!(run1(&fib(), f).0, Verdict::Forward { port: 1 });
@@ -277,7 +299,10 @@ fn mtu_counts_pushed_and_kept_labels() {
     let (v, _) = run1(&fib(), mpls(&[(101, 0, 64)], &p.bytes()));
     assert_eq!(
         v,
-        Verdict::SlowPath(PuntReason::FragNeeded { in_port: IN_PORT, mtu: 1492 })
+        Verdict::SlowPath(PuntReason::FragNeeded {
+            in_port: IN_PORT,
+            mtu: 1492
+        })
     );
     let p = Ip4::new(SRC, DST).len(1500 - 28 - 8);
     assert_eq!(

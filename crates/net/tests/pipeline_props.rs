@@ -16,7 +16,9 @@ fn fib() -> Fib {
         .map(|p| (b.add_adjacency(adj(p, &[1000 + p as u32])), 1 + p as u32))
         .collect();
     let ecmp_swap = b.add_ecmp(&m).unwrap();
-    let plain: Vec<_> = (0..4u16).map(|p| (b.add_adjacency(adj(p, &[])), 1)).collect();
+    let plain: Vec<_> = (0..4u16)
+        .map(|p| (b.add_adjacency(adj(p, &[])), 1))
+        .collect();
     let ecmp_plain = b.add_ecmp(&plain).unwrap();
     let push2 = b.add_adjacency(adj(1, &[2000, 2001]));
     let u = TtlMode::Uniform;
@@ -25,19 +27,44 @@ fn fib() -> Fib {
         next_hop: nh,
         ttl_mode: mode,
     };
-    b.add_label(100, e(LabelOp::Swap, Some(NextHop::Ecmp(ecmp_swap)), u)).unwrap();
-    b.add_label(101, e(LabelOp::Swap, Some(NextHop::Adjacency(push2)), u)).unwrap();
-    b.add_label(110, e(LabelOp::Pop, Some(NextHop::Ecmp(ecmp_plain)), u)).unwrap();
-    b.add_label(111, e(LabelOp::Pop, Some(NextHop::Ecmp(ecmp_plain)), TtlMode::Pipe(255)))
+    b.add_label(100, e(LabelOp::Swap, Some(NextHop::Ecmp(ecmp_swap)), u))
         .unwrap();
+    b.add_label(101, e(LabelOp::Swap, Some(NextHop::Adjacency(push2)), u))
+        .unwrap();
+    b.add_label(110, e(LabelOp::Pop, Some(NextHop::Ecmp(ecmp_plain)), u))
+        .unwrap();
+    b.add_label(
+        111,
+        e(
+            LabelOp::Pop,
+            Some(NextHop::Ecmp(ecmp_plain)),
+            TtlMode::Pipe(255),
+        ),
+    )
+    .unwrap();
     b.add_label(120, e(LabelOp::PopAndLookup, None, u)).unwrap();
-    b.add_label(121, e(LabelOp::PopAndLookup, None, TtlMode::Pipe(255))).unwrap();
-    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, route(RouteTarget::NextHop(NextHop::Ecmp(ecmp_plain)), u))
+    b.add_label(121, e(LabelOp::PopAndLookup, None, TtlMode::Pipe(255)))
         .unwrap();
-    b.add_ipv4_route(addr([11, 0, 0, 0]), 8, route(RouteTarget::NextHop(NextHop::Adjacency(push2)), u))
+    b.add_ipv4_route(
+        addr([10, 0, 0, 0]),
+        8,
+        route(RouteTarget::NextHop(NextHop::Ecmp(ecmp_plain)), u),
+    )
+    .unwrap();
+    b.add_ipv4_route(
+        addr([11, 0, 0, 0]),
+        8,
+        route(RouteTarget::NextHop(NextHop::Adjacency(push2)), u),
+    )
+    .unwrap();
+    b.add_ipv4_route(
+        addr([12, 0, 0, 0]),
+        8,
+        route(RouteTarget::Connected { port: 1 }, u),
+    )
+    .unwrap();
+    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u))
         .unwrap();
-    b.add_ipv4_route(addr([12, 0, 0, 0]), 8, route(RouteTarget::Connected { port: 1 }, u)).unwrap();
-    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u)).unwrap();
     b.build(1)
 }
 

@@ -3,9 +3,7 @@
 
 use super::{IcmpConfig, IcmpError, MplsReply, Reply, SendVia};
 use crate::fib::{Fib, RouteTarget};
-use crate::wire::ethernet::{
-    EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN as ETH_LEN,
-};
+use crate::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN as ETH_LEN};
 use crate::wire::icmp::{
     Icmpv4Packet, Icmpv4Repr, CODE_FRAG_NEEDED, CODE_TTL_EXCEEDED, ORIGINAL_LEN_WITH_EXTENSION,
     TYPE_ECHO_REQUEST,
@@ -44,11 +42,7 @@ fn locate(frame: &[u8], max_depth: usize) -> Result<Received<'_>, IcmpError> {
     let ip = Ipv4Packet::new_checked(ip).map_err(|_| IcmpError::NotIpv4)?;
     let tl = ip.total_len() as usize;
     let ip = Ipv4Packet::new_unchecked(&ip.into_inner()[..tl]);
-    Ok(Received {
-        eth_dst,
-        stack,
-        ip,
-    })
+    Ok(Received { eth_dst, stack, ip })
 }
 
 /// RFC 1812 §4.3.2.7: no error about errors, broadcasts, multicasts, later fragments, or
@@ -133,10 +127,7 @@ fn write_frame(
     let l3 = ETH_LEN + labels;
     ip.emit(&mut out[l3..])
         .and_then(|_| icmp.emit(&mut out[l3 + 20..]))
-        .map_err(|_| IcmpError::BufferTooSmall {
-            need,
-            have: need,
-        })?;
+        .map_err(|_| IcmpError::BufferTooSmall { need, have: need })?;
     Ok(need)
 }
 
@@ -216,11 +207,7 @@ pub fn frag_needed(
 /// Echo reply to an echo request for one of the router's addresses (punted as
 /// `LocalDelivery`, possibly below labels). The reply's source is the address that was
 /// pinged (RFC 1122 §3.2.2.6); it is routed, never label-switched back.
-pub fn echo_reply(
-    cfg: &IcmpConfig,
-    received: &[u8],
-    out: &mut [u8],
-) -> Result<Reply, IcmpError> {
+pub fn echo_reply(cfg: &IcmpConfig, received: &[u8], out: &mut [u8]) -> Result<Reply, IcmpError> {
     let r = locate(received, cfg.max_label_depth)?;
     if r.ip.protocol() != PROTO_ICMP || r.ip.is_fragment() {
         return Err(IcmpError::NotEchoRequest);

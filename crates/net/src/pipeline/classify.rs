@@ -1,10 +1,10 @@
 //! Stage 1: Ethernet and ethertype; RFC 1812 input checks for plain IPv4.
 
 use super::{ipv4, DropReason, Next, PipelineConfig, PuntReason, Verdict, Work};
+use crate::wire::be16;
 use crate::wire::ethernet::{
     ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
 };
-use crate::wire::be16;
 
 #[inline]
 pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool) -> Work {

@@ -16,7 +16,11 @@ pub(crate) fn input(cfg: &PipelineConfig, data: &[u8], w: &mut Work, originate: 
             w.end = end;
             w.keep = off;
             let ttl = data[off + 8];
-            w.out_ttl = if originate { ttl } else { ttl.saturating_sub(1) };
+            w.out_ttl = if originate {
+                ttl
+            } else {
+                ttl.saturating_sub(1)
+            };
             w.next = Next::Ipv4 { dst };
         }
     }

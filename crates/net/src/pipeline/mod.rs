@@ -206,9 +206,20 @@ impl Pipeline {
         fib.lookup_ipv4_batch(&dsts[..m], &mut routes[..m]);
         for j in 0..m {
             let i = which[j] as usize;
-            ipv4::route(fib, in_port, pkts[i].data(), &mut work[i], routes[j], originate);
+            ipv4::route(
+                fib,
+                in_port,
+                pkts[i].data(),
+                &mut work[i],
+                routes[j],
+                originate,
+            );
         }
-        for ((w, p), v) in work[..n].iter().zip(pkts.iter_mut()).zip(verdicts.iter_mut()) {
+        for ((w, p), v) in work[..n]
+            .iter()
+            .zip(pkts.iter_mut())
+            .zip(verdicts.iter_mut())
+        {
             *v = match w.next {
                 Next::Done(v) => v,
                 Next::NextHop(nh) => rewrite::forward(fib, in_port, p, w, nh),

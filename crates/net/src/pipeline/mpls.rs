@@ -88,9 +88,8 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                                 match w.ip {
                                     Some(ip) if ip == w.keep => data[ip + 8],
                                     _ => {
-                                        return w.done(Verdict::Drop(
-                                            DropReason::UnsupportedPayload,
-                                        ))
+                                        return w
+                                            .done(Verdict::Drop(DropReason::UnsupportedPayload))
                                     }
                                 }
                             } else {

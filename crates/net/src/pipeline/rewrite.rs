@@ -19,10 +19,9 @@ pub(crate) fn forward<P: PacketBuf>(
     let data = pkt.data();
     let flow = match nh {
         NextHop::Adjacency(_) => 0,
-        NextHop::Ecmp(_) => hash::flow_hash(
-            &data[w.l3..w.stack_end],
-            w.ip.map(|ip| &data[ip..w.end]),
-        ),
+        NextHop::Ecmp(_) => {
+            hash::flow_hash(&data[w.l3..w.stack_end], w.ip.map(|ip| &data[ip..w.end]))
+        }
     };
     let adj_id = fib.resolve(nh, flow);
     let adj = fib.adjacency(adj_id);

@@ -149,7 +149,10 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for (i, r) in DropReason::ALL.iter().enumerate() {
             assert_eq!(r.index(), i);
-            assert!(r.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+            assert!(r
+                .as_str()
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_'));
             assert!(seen.insert(r.as_str()));
         }
         assert_eq!(DropReason::NoRoute.as_str(), "no_route");

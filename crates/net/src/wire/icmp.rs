@@ -160,7 +160,13 @@ impl<'a> Icmpv4Repr<'a> {
                 mpls,
             } => {
                 let m = next_hop_mtu.to_be_bytes();
-                (TYPE_DST_UNREACHABLE, code, [0, 0, m[0], m[1]], original, mpls)
+                (
+                    TYPE_DST_UNREACHABLE,
+                    code,
+                    [0, 0, m[0], m[1]],
+                    original,
+                    mpls,
+                )
             }
         }
     }
@@ -172,7 +178,10 @@ impl<'a> Icmpv4Repr<'a> {
             None => HEADER_LEN + body.len(),
             Some(s) => {
                 HEADER_LEN
-                    + body.len().max(ORIGINAL_LEN_WITH_EXTENSION).next_multiple_of(4)
+                    + body
+                        .len()
+                        .max(ORIGINAL_LEN_WITH_EXTENSION)
+                        .next_multiple_of(4)
                     + EXT_HEADER_LEN
                     + OBJ_HEADER_LEN
                     + s.len()
@@ -194,7 +203,10 @@ impl<'a> Icmpv4Repr<'a> {
             if stack.len() % 4 != 0 || stack.len() + OBJ_HEADER_LEN > u16::MAX as usize {
                 return Err(WireError::Malformed("label stack object length"));
             }
-            let orig = body.len().max(ORIGINAL_LEN_WITH_EXTENSION).next_multiple_of(4);
+            let orig = body
+                .len()
+                .max(ORIGINAL_LEN_WITH_EXTENSION)
+                .next_multiple_of(4);
             if orig / 4 > u8::MAX as usize {
                 return Err(WireError::Malformed("original datagram too long"));
             }

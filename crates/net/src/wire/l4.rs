@@ -10,13 +10,12 @@ pub const PROTO_SCTP: u8 = 132;
 #[inline]
 pub fn ports(protocol: u8, segment: &[u8]) -> Option<(u16, u16)> {
     match protocol {
-        PROTO_TCP | PROTO_UDP | PROTO_SCTP => match segment.get(..4) {
-            Some(p) => Some((
+        PROTO_TCP | PROTO_UDP | PROTO_SCTP => segment.get(..4).map(|p| {
+            (
                 u16::from_be_bytes([p[0], p[1]]),
                 u16::from_be_bytes([p[2], p[3]]),
-            )),
-            None => None,
-        },
+            )
+        }),
         _ => None,
     }
 }

@@ -36,7 +36,9 @@ impl LabelStackEntry {
     #[inline]
     pub fn read(b: &[u8]) -> Result<Self> {
         match b.get(..ENTRY_LEN) {
-            Some(w) => Ok(LabelStackEntry(u32::from_be_bytes([w[0], w[1], w[2], w[3]]))),
+            Some(w) => Ok(LabelStackEntry(u32::from_be_bytes([
+                w[0], w[1], w[2], w[3],
+            ]))),
             None => Err(WireError::Truncated),
         }
     }
@@ -161,9 +163,15 @@ mod tests {
         e.write(&mut b).unwrap();
         assert_eq!(b, [0xab, 0xcd, 0xeb, 0x40]);
         let r = LabelStackEntry::read(&b).unwrap();
-        assert_eq!((r.label(), r.tc(), r.bos(), r.ttl()), (0xabcde, 5, true, 64));
+        assert_eq!(
+            (r.label(), r.tc(), r.bos(), r.ttl()),
+            (0xabcde, 5, true, 64)
+        );
         let r = r.with_ttl(1).with_bos(false).with_tc(2);
-        assert_eq!((r.label(), r.tc(), r.bos(), r.ttl()), (0xabcde, 2, false, 1));
+        assert_eq!(
+            (r.label(), r.tc(), r.bos(), r.ttl()),
+            (0xabcde, 2, false, 1)
+        );
     }
 
     #[test]
@@ -176,7 +184,10 @@ mod tests {
         let s = LabelStack::new_checked(&b, 16).unwrap();
         assert_eq!(s.depth(), 3);
         assert_eq!(s.len(), 12);
-        assert_eq!(s.iter().map(|e| e.label()).collect::<Vec<_>>(), [100, 200, 300]);
+        assert_eq!(
+            s.iter().map(|e| e.label()).collect::<Vec<_>>(),
+            [100, 200, 300]
+        );
         assert_eq!(s.get(1).unwrap().label(), 200);
         assert_eq!(s.get(3), None);
         assert_eq!(

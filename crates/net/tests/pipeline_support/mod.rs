@@ -159,7 +159,11 @@ pub fn decode(frame: &[u8]) -> Decoded {
         if h.protocol == IpNumber::UDP && !h.more_fragments && h.fragment_offset.value() == 0 {
             let (u, data) = UdpHeader::from_slice(ip_payload).expect("udp");
             if u.checksum != 0 {
-                assert_eq!(u.checksum, u.calc_checksum_ipv4(&h, data).unwrap(), "UDP checksum");
+                assert_eq!(
+                    u.checksum,
+                    u.calc_checksum_ipv4(&h, data).unwrap(),
+                    "UDP checksum"
+                );
             }
         }
         Some(h)
