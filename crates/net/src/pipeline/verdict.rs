@@ -152,7 +152,7 @@ mod tests {
             assert!(r
                 .as_str()
                 .bytes()
-                .all(|b| b.is_ascii_lowercase() || b == b'_'));
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
             assert!(seen.insert(r.as_str()));
         }
         assert_eq!(DropReason::NoRoute.as_str(), "no_route");
