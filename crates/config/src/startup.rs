@@ -278,15 +278,19 @@ impl StartupConfig {
     }
 
     pub(crate) fn from_node(path: &FsPath, root: &Node) -> Result<StartupConfig, ConfigError> {
-        let d = Decoder::new();
-        let cfg = decode(&d, path, root);
-        if d.has_errors() {
-            return Err(ConfigError::Invalid(Diagnostics::from_de(
-                path,
-                d.into_errors(),
-            )));
+        let (cfg, errors) = StartupConfig::from_node_partial(path, root);
+        if !errors.is_empty() {
+            return Err(ConfigError::Invalid(errors));
         }
         Ok(cfg)
+    }
+
+    /// Decodes what it can, and the errors: `check` goes on to the routes file with the
+    /// ports that did decode.
+    pub(crate) fn from_node_partial(path: &FsPath, root: &Node) -> (StartupConfig, Diagnostics) {
+        let d = Decoder::new();
+        let cfg = decode(&d, path, root);
+        (cfg, Diagnostics::from_de(path, d.into_errors()))
     }
 
     /// Workers as configured, or the default: one worker on the first non-main lcore
