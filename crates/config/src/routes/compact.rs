@@ -258,13 +258,13 @@ mod tests {
         assert_eq!(n[0].via, (0x0a000102, 15));
         assert_eq!(n[0].push, Some((vec![(100, 29), (200, 33)], 24)));
         assert_eq!(&line[33..36], "200");
-        assert_eq!(n[1].port, Some(("in", 56)));
-        assert_eq!(n[1].weight, Some((3, 66)));
+        assert_eq!(n[1].port, Some(("in", 55)));
+        assert_eq!(n[1].weight, Some((3, 65)));
         assert_eq!(
             r.ttl,
             Some(CompactTtl {
                 pipe: Some(Some(64)),
-                at: 68
+                at: 67
             })
         );
         assert_eq!(
@@ -273,7 +273,7 @@ mod tests {
         );
         assert_eq!(
             parse_line("10.1.1.1/32   local ttl uniform").unwrap().ttl,
-            Some(CompactTtl { pipe: None, at: 22 })
+            Some(CompactTtl { pipe: None, at: 20 })
         );
     }
 
