@@ -553,6 +553,7 @@ impl<'c> Validator<'c> {
         nexthops: &'a Option<Spanned<Vec<NextHopCfg>>>,
         blackhole: Option<Spanned<bool>>,
         local: Option<Spanned<bool>>,
+        label_entry: bool,
     ) -> Option<KindDraft<'a>> {
         let mut chosen: Vec<(&str, Mark)> = Vec::new();
         if let Some(v) = via {
@@ -590,7 +591,11 @@ impl<'c> Validator<'c> {
                 self.err(
                     mark,
                     base.to_string(),
-                    "no target: add `via`, `nexthops`, `blackhole: true` or `local: true`",
+                    if !label_entry {
+                        "no target: add `via`, `nexthops`, `blackhole: true` or `local: true`"
+                    } else {
+                        "no next hop: add `via` or `nexthops`"
+                    },
                     None,
                 );
                 None
@@ -677,6 +682,7 @@ impl<'c> Validator<'c> {
                     &r.nexthops,
                     r.blackhole,
                     r.local,
+                    false,
                 )
                 .and_then(|k| self.route_spec(&k, &Self::ttl_draft(&base, r.ttl_mode, r.pipe_ttl)))
                 .map(|s| self.intern(s));
@@ -697,6 +703,7 @@ impl<'c> Validator<'c> {
                     &g.nexthops,
                     g.blackhole,
                     None,
+                    false,
                 )
                 .and_then(|k| self.route_spec(&k, &Self::ttl_draft(&base, g.ttl_mode, g.pipe_ttl)))
                 .map(|s| self.intern(s));
@@ -913,6 +920,7 @@ impl<'c> Validator<'c> {
             &e.nexthops,
             None,
             None,
+            true,
         )?;
         let KindDraft::NextHops(drafts, m, p) = &kind else {
             return None;
