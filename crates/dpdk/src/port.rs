@@ -205,6 +205,16 @@ impl Port {
         Ok(())
     }
 
+    /// Sets the port's MAC address (before start).
+    pub fn set_mac(&mut self, mac: [u8; 6]) -> Result<()> {
+        let mut a = dpdk_sys::rte_ether_addr { addr_bytes: mac };
+        // SAFETY: valid port and address struct.
+        check(&format!("port {}: set MAC", self.id), unsafe {
+            dpdk_sys::rte_eth_dev_default_mac_addr_set(self.id, &mut a)
+        })?;
+        Ok(())
+    }
+
     /// The port's MAC address.
     pub fn mac(&self) -> [u8; 6] {
         // SAFETY: zeroed ether_addr is valid; out pointer valid.

@@ -22,7 +22,11 @@ fn table(name: &str) -> Option<Vec<(u32, u8, u32)>> {
         Some(manifest.join("../../../shared/data")),
         Some(manifest.join("../../shared/data")),
     ];
-    let path = dirs.into_iter().flatten().map(|d| d.join(name)).find(|p| p.is_file());
+    let path = dirs
+        .into_iter()
+        .flatten()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
     let Some(path) = path else {
         eprintln!("SKIP: {name} not found (set MPLSROUTER_DATA_DIR)");
         return None;

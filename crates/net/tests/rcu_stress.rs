@@ -21,7 +21,9 @@ struct Snap {
 }
 
 fn checksum(p: &[u64; 16]) -> u64 {
-    p.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| (h ^ x).wrapping_mul(0x100_0000_01b3))
+    p.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ x).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 impl Snap {
@@ -35,7 +37,12 @@ impl Snap {
         }
     }
     fn verify(&self) {
-        assert_eq!(checksum(&self.payload), self.sum, "snapshot {} corrupt", self.seq);
+        assert_eq!(
+            checksum(&self.payload),
+            self.sum,
+            "snapshot {} corrupt",
+            self.seq
+        );
         assert_eq!(self.payload[1], self.seq.wrapping_mul(0x9e37_79b9) ^ 1);
     }
 }
@@ -53,8 +60,7 @@ impl Drop for Snap {
 
 #[test]
 fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
-    let drops: Arc<Vec<AtomicU32>> =
-        Arc::new((0..=PUBLISHES).map(|_| AtomicU32::new(0)).collect());
+    let drops: Arc<Vec<AtomicU32>> = Arc::new((0..=PUBLISHES).map(|_| AtomicU32::new(0)).collect());
     let rcu = Arc::new(Rcu::new(Snap::new(0, &drops), READERS));
     let stop = Arc::new(AtomicBool::new(false));
     let loads = Arc::new(AtomicU64::new(0));
@@ -69,7 +75,11 @@ fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
                 while !stop.load(Ordering::Relaxed) {
                     // One "burst": load once, use it a few times.
                     let s = r.load();
-                    assert!(s.seq >= last, "reader {id} went back from {last} to {}", s.seq);
+                    assert!(
+                        s.seq >= last,
+                        "reader {id} went back from {last} to {}",
+                        s.seq
+                    );
                     last = s.seq;
                     for _ in 0..4 {
                         s.verify();

@@ -30,6 +30,8 @@ pub struct WorkerCounters {
     pub tx_refused: AtomicU64,
     /// Packets handed to the slow path.
     pub slow_path: AtomicU64,
+    /// Packets for the slow path dropped because its queue was full.
+    pub punt_overflow: AtomicU64,
     /// Packets dropped by the pipeline, by reason index.
     pub drops: [AtomicU64; MAX_DROP_REASONS],
     /// Non-empty bursts received.
@@ -56,6 +58,7 @@ impl WorkerCounters {
             tx_packets: AtomicU64::new(0),
             tx_refused: AtomicU64::new(0),
             slow_path: AtomicU64::new(0),
+            punt_overflow: AtomicU64::new(0),
             drops: [const { AtomicU64::new(0) }; MAX_DROP_REASONS],
             bursts: AtomicU64::new(0),
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
@@ -71,6 +74,7 @@ impl WorkerCounters {
             tx_packets: self.tx_packets.load(Relaxed),
             tx_refused: self.tx_refused.load(Relaxed),
             slow_path: self.slow_path.load(Relaxed),
+            punt_overflow: self.punt_overflow.load(Relaxed),
             drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
             bursts: self.bursts.load(Relaxed),
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
@@ -87,6 +91,7 @@ pub struct WorkerTotals {
     pub tx_packets: u64,
     pub tx_refused: u64,
     pub slow_path: u64,
+    pub punt_overflow: u64,
     pub drops: [u64; MAX_DROP_REASONS],
     pub bursts: u64,
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
@@ -101,6 +106,7 @@ impl WorkerTotals {
         self.tx_packets += o.tx_packets;
         self.tx_refused += o.tx_refused;
         self.slow_path += o.slow_path;
+        self.punt_overflow += o.punt_overflow;
         for (a, b) in self.drops.iter_mut().zip(o.drops.iter()) {
             *a += b;
         }

@@ -16,6 +16,8 @@ pub struct PortSpec {
     pub rx_desc: u16,
     pub tx_desc: u16,
     pub mtu: Option<u16>,
+    /// MAC address to set on the port (None: keep the device's).
+    pub mac: Option<[u8; 6]>,
 }
 
 /// One worker: the lcore it runs on and the (port index, queue) pairs it polls.

@@ -244,7 +244,9 @@ impl Lpm4 {
     /// Bytes of the structure lookups read (top arrays, nodes, leaves, block table),
     /// counting blocks shared by several /8s once.
     pub fn memory_bytes(&self) -> usize {
-        self.distinct_blocks().map(|b| b.lookup_bytes()).sum::<usize>()
+        self.distinct_blocks()
+            .map(|b| b.lookup_bytes())
+            .sum::<usize>()
             + std::mem::size_of_val(&*self.blocks)
             + std::mem::size_of_val(&*self.inherit)
     }
@@ -252,7 +254,9 @@ impl Lpm4 {
     /// Bytes of the control-plane copy of the prefixes, kept for incremental updates and
     /// never read by lookups.
     pub fn control_bytes(&self) -> usize {
-        self.distinct_blocks().map(|b| b.control_bytes()).sum::<usize>()
+        self.distinct_blocks()
+            .map(|b| b.control_bytes())
+            .sum::<usize>()
             + self.short.capacity() * std::mem::size_of::<Pfx>()
     }
 

@@ -269,6 +269,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &[],
     ),
     (
+        "mplsrouter_slow_path_dropped_total",
+        "Packets the slow path dropped (unhandled, unroutable, unresolved).",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
         "mplsrouter_slow_path_queue_drops_total",
         "Punted packets dropped because the slow-path queue was full.",
         MetricType::COUNTER,
@@ -471,8 +477,23 @@ impl RouterCollector {
                 .f,
         );
         out.push(
+            self.fam("mplsrouter_slow_path_dropped_total")
+                .counter(
+                    &[],
+                    (c.slow_path_dropped.load(Relaxed) + c.slow_path_alloc_failures.load(Relaxed))
+                        as f64,
+                )
+                .f,
+        );
+        out.push(
             self.fam("mplsrouter_slow_path_queue_drops_total")
-                .counter(&[], c.slow_path_queue_drops.load(Relaxed) as f64)
+                .counter(
+                    &[],
+                    self.workers
+                        .iter()
+                        .map(|w| w.punt_overflow.load(Relaxed))
+                        .sum::<u64>() as f64,
+                )
                 .f,
         );
         let mut icmp = self.fam("mplsrouter_icmp_sent_total");

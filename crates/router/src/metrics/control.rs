@@ -47,10 +47,12 @@ pub struct ControlStats {
     pub reload_duration: Histogram,
     pub arp_entries: AtomicU64,
     pub arp_pending: AtomicU64,
-    /// Packets punted by workers but dropped because the slow-path queue was full.
-    pub slow_path_queue_drops: AtomicU64,
     /// Packets the slow path received, handled or not.
     pub slow_path_packets: AtomicU64,
+    /// Packets the slow path dropped (unhandled kinds, unroutable replies, ARP give-ups).
+    pub slow_path_dropped: AtomicU64,
+    /// Reply frames not sent for lack of mbufs.
+    pub slow_path_alloc_failures: AtomicU64,
     pub icmp_sent: [AtomicU64; 3],
     pub icmp_rate_limited: AtomicU64,
 }
@@ -86,8 +88,9 @@ impl ControlStats {
             reload_duration,
             arp_entries: AtomicU64::new(0),
             arp_pending: AtomicU64::new(0),
-            slow_path_queue_drops: AtomicU64::new(0),
             slow_path_packets: AtomicU64::new(0),
+            slow_path_dropped: AtomicU64::new(0),
+            slow_path_alloc_failures: AtomicU64::new(0),
             icmp_sent: [const { AtomicU64::new(0) }; 3],
             icmp_rate_limited: AtomicU64::new(0),
         }

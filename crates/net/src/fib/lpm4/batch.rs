@@ -92,8 +92,8 @@ fn group(lpm: &Lpm4, a: &[u32; LANES], o: &mut [u32; LANES]) {
                 shift[l] = shift[l].wrapping_sub(6);
                 prefetch(blk[l].nodes.as_ptr().wrapping_add(idx[l]));
             } else {
-                idx[l] = n.base0 as usize + (n.leafvec & (bit | (bit - 1))).count_ones() as usize
-                    - 1;
+                idx[l] =
+                    n.base0 as usize + (n.leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
                 state[l] = AT_LEAF;
                 walking -= 1;
                 prefetch(blk[l].leaves.as_ptr().wrapping_add(idx[l]));

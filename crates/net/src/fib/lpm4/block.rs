@@ -146,7 +146,10 @@ impl Block {
         let root = self.nodes.len();
         self.nodes.push(Node::default());
         self.build_node(root, run, TOP_BITS, dflt, 0);
-        u32::try_from(root).ok().filter(|&r| r < NODE).expect("LPM block node index overflow")
+        u32::try_from(root)
+            .ok()
+            .filter(|&r| r < NODE)
+            .expect("LPM block node index overflow")
     }
 
     /// Fills `nodes[at]` from `pfx` (sorted, all inside this node's range; only prefixes
