@@ -9,7 +9,7 @@ pub(crate) fn prefetch(data: &[u8]) {
     // whatever the address; here it is the start of a live slice anyway.
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            data.as_ptr() as *const i8,
+            data.as_ptr() as *const i8
         )
     }
     #[cfg(not(target_arch = "x86_64"))]
