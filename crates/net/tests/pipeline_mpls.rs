@@ -197,6 +197,9 @@ fn explicit_null_is_popped_at_any_depth() {
     let (v, out) = run1(&fib(), mpls(&[(0, 0, 20), (100, 0, 20)], &ip(64)));
     assert_eq!(v, Verdict::Forward { port: 1 });
     assert_eq!(decode(&out).labels, vec![(200, 0, true, 19)]);
+    // Uniform: the lower of the two TTLs carries on.
+    let (_, out) = run1(&fib(), mpls(&[(0, 0, 20), (100, 0, 9)], &ip(64)));
+    assert_eq!(decode(&out).labels, vec![(200, 0, true, 8)]);
     // Below a pop-and-lookup label.
     let (v, out) = run1(&fib(), mpls(&[(120, 0, 20), (0, 0, 20)], &ip(64)));
     assert_eq!(v, Verdict::Forward { port: 3 });

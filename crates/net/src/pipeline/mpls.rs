@@ -33,10 +33,12 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
         let off = w.l3 + 4 * i;
         match e.label() {
             LABEL_IPV4_EXPLICIT_NULL => {
+                // Popped in uniform mode (RFC 4182 allows it at any depth).
                 i += 1;
                 if e.bos() {
                     return dispose(cfg, data, w, TtlMode::Uniform, in_ttl);
                 }
+                in_ttl = stack.get(i).map_or(in_ttl, |n| in_ttl.min(n.ttl()));
             }
             LABEL_ROUTER_ALERT => return w.done(Verdict::SlowPath(PuntReason::RouterAlert)),
             LABEL_IPV6_EXPLICIT_NULL => {
