@@ -69,6 +69,28 @@ fn bench_table(c: &mut Criterion, name: &str, short: &str) {
             acc
         })
     });
+    if std::env::var_os("LPM_BENCH_TUNE").is_some() {
+        macro_rules! tuned {
+            ($n:literal, $pipe:literal) => {
+                g.bench_function(concat!("batch64_lanes", $n, "_pipe_", $pipe), |b| {
+                    b.iter(|| {
+                        let mut acc = 0u32;
+                        for burst in keys.chunks(BURST) {
+                            lpm.lookup_batch_tuned::<$n, $pipe>(black_box(burst), &mut out);
+                            acc = acc.wrapping_add(out[0]);
+                        }
+                        acc
+                    })
+                });
+            };
+        }
+        tuned!(4, false);
+        tuned!(8, false);
+        tuned!(16, false);
+        tuned!(32, false);
+        tuned!(8, true);
+        tuned!(16, true);
+    }
     g.finish();
 
     let mut g = c.benchmark_group(format!("lpm4/{short}/update"));

@@ -231,6 +231,17 @@ impl Lpm4 {
         batch::lookup_batch(self, addrs, out)
     }
 
+    /// Tuning hook for benchmarks: [`Lpm4::lookup_batch`] with `N` keys in flight, with or
+    /// without prefetching the next group's top entries.
+    #[doc(hidden)]
+    pub fn lookup_batch_tuned<const N: usize, const PIPE: bool>(
+        &self,
+        addrs: &[u32],
+        out: &mut [u32],
+    ) {
+        batch::lookup_batch_tuned::<N, PIPE>(self, addrs, out)
+    }
+
     /// Number of prefixes stored.
     pub fn len(&self) -> usize {
         self.len

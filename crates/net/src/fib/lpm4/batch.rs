@@ -16,26 +16,59 @@ pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU supports popcnt (checked just above).
-        unsafe { lookup_batch_popcnt(lpm, addrs, out) };
+        unsafe { lookup_batch_popcnt::<LANES, true>(lpm, addrs, out) };
         return;
     }
-    lookup_batch_generic(lpm, addrs, out)
+    lookup_batch_generic::<LANES, true>(lpm, addrs, out)
+}
+
+/// Tuning hook: the batch lookup with `N` lanes, with or without prefetching the next
+/// group's top entries.
+pub(super) fn lookup_batch_tuned<const N: usize, const PIPE: bool>(
+    lpm: &Lpm4,
+    addrs: &[u32],
+    out: &mut [u32],
+) {
+    assert!(out.len() >= addrs.len());
+    // SAFETY: the CPU supports popcnt (checked first).
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        unsafe { lookup_batch_popcnt::<N, PIPE>(lpm, addrs, out) };
+        return;
+    }
+    lookup_batch_generic::<N, PIPE>(lpm, addrs, out)
 }
 
 /// The same code compiled with the popcnt instruction (one of the two hot operations).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-unsafe fn lookup_batch_popcnt(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
-    lookup_batch_generic(lpm, addrs, out)
+unsafe fn lookup_batch_popcnt<const N: usize, const PIPE: bool>(
+    lpm: &Lpm4,
+    addrs: &[u32],
+    out: &mut [u32],
+) {
+    lookup_batch_generic::<N, PIPE>(lpm, addrs, out)
 }
 
 #[inline(always)]
-fn lookup_batch_generic(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
+fn lookup_batch_generic<const N: usize, const PIPE: bool>(
+    lpm: &Lpm4,
+    addrs: &[u32],
+    out: &mut [u32],
+) {
     let out = &mut out[..addrs.len()];
-    let mut a = addrs.chunks_exact(LANES);
-    let mut o = out.chunks_exact_mut(LANES);
+    let mut a = addrs.chunks_exact(N);
+    let mut o = out.chunks_exact_mut(N);
+    let mut g = 0;
     for (a, o) in (&mut a).zip(&mut o) {
-        group(lpm, a.try_into().unwrap(), o.try_into().unwrap());
+        g += N;
+        if PIPE {
+            // Warm the top entries of the next group while this one walks.
+            for &k in addrs.get(g..g + N).unwrap_or(&[]) {
+                prefetch(&lpm.blocks[(k >> 24) as usize].top[chunk_of(k)]);
+            }
+        }
+        group::<N>(lpm, a.try_into().unwrap(), o.try_into().unwrap());
     }
     for (a, o) in a.remainder().iter().zip(o.into_remainder()) {
         *o = lpm.lookup_enc(*a).wrapping_sub(1);
@@ -59,17 +92,17 @@ const AT_NODE: u8 = 1;
 const AT_LEAF: u8 = 2;
 
 #[inline(always)]
-fn group(lpm: &Lpm4, a: &[u32; LANES], o: &mut [u32; LANES]) {
-    let blk: [&Block; LANES] = std::array::from_fn(|l| &*lpm.blocks[(a[l] >> 24) as usize]);
-    for l in 0..LANES {
+fn group<const N: usize>(lpm: &Lpm4, a: &[u32; N], o: &mut [u32; N]) {
+    let blk: [&Block; N] = std::array::from_fn(|l| &*lpm.blocks[(a[l] >> 24) as usize]);
+    for l in 0..N {
         prefetch(&blk[l].top[chunk_of(a[l])]);
     }
-    let mut state = [DONE; LANES];
-    let mut idx = [0usize; LANES];
-    let mut res = [0u32; LANES];
-    let mut shift = [12u32; LANES];
+    let mut state = [DONE; N];
+    let mut idx = [0usize; N];
+    let mut res = [0u32; N];
+    let mut shift = [12u32; N];
     let mut walking = 0;
-    for l in 0..LANES {
+    for l in 0..N {
         let t = blk[l].top[chunk_of(a[l])];
         if t & NODE == 0 {
             res[l] = t;
@@ -81,7 +114,7 @@ fn group(lpm: &Lpm4, a: &[u32; LANES], o: &mut [u32; LANES]) {
         }
     }
     while walking > 0 {
-        for l in 0..LANES {
+        for l in 0..N {
             if state[l] != AT_NODE {
                 continue;
             }
@@ -100,7 +133,7 @@ fn group(lpm: &Lpm4, a: &[u32; LANES], o: &mut [u32; LANES]) {
             }
         }
     }
-    for l in 0..LANES {
+    for l in 0..N {
         if state[l] == AT_LEAF {
             res[l] = blk[l].leaves[idx[l]];
         }
