@@ -22,7 +22,11 @@ fn table(name: &str) -> Option<Vec<(u32, u8, u32)>> {
         Some(manifest.join("../../../shared/data")),
         Some(manifest.join("../../shared/data")),
     ];
-    let path = dirs.into_iter().flatten().map(|d| d.join(name)).find(|p| p.is_file());
+    let path = dirs
+        .into_iter()
+        .flatten()
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
     let Some(path) = path else {
         eprintln!("SKIP: {name} not found (set MPLSROUTER_DATA_DIR)");
         return None;
@@ -69,28 +73,6 @@ fn bench_table(c: &mut Criterion, name: &str, short: &str) {
             acc
         })
     });
-    if std::env::var_os("LPM_BENCH_TUNE").is_some() {
-        macro_rules! tuned {
-            ($n:literal, $pipe:literal) => {
-                g.bench_function(concat!("batch64_lanes", $n, "_pipe_", $pipe), |b| {
-                    b.iter(|| {
-                        let mut acc = 0u32;
-                        for burst in keys.chunks(BURST) {
-                            lpm.lookup_batch_tuned::<$n, $pipe>(black_box(burst), &mut out);
-                            acc = acc.wrapping_add(out[0]);
-                        }
-                        acc
-                    })
-                });
-            };
-        }
-        tuned!(4, false);
-        tuned!(8, false);
-        tuned!(16, false);
-        tuned!(32, false);
-        tuned!(8, true);
-        tuned!(16, true);
-    }
     g.finish();
 
     let mut g = c.benchmark_group(format!("lpm4/{short}/update"));
@@ -98,7 +80,7 @@ fn bench_table(c: &mut Criterion, name: &str, short: &str) {
     g.bench_function("build_full", |b| {
         b.iter_batched(
             || routes.clone(),
-            |r| Lpm4::from_prefixes(r),
+            Lpm4::from_prefixes,
             BatchSize::PerIteration,
         )
     });

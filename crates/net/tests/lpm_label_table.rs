@@ -9,7 +9,14 @@ use proptest::prelude::*;
 fn bind_lookup_unbind_edges() {
     let mut t = LabelTable::new();
     assert!(t.is_empty());
-    for (l, v) in [(0, 1), (15, 2), (16, 3), (1023, 4), (1024, 5), ((1 << 20) - 1, 6)] {
+    for (l, v) in [
+        (0, 1),
+        (15, 2),
+        (16, 3),
+        (1023, 4),
+        (1024, 5),
+        ((1 << 20) - 1, 6),
+    ] {
         t.insert(l, v);
         assert_eq!(t.lookup(l), Some(v));
     }

@@ -21,7 +21,13 @@ fn edge_keys(r: &ScanRef) -> Vec<u32> {
     let mut keys = vec![0, u32::MAX, 0x8000_0000, 0x7fff_ffff];
     for &(a, l, _) in &r.prefixes {
         let last = a | !mask(l);
-        keys.extend([a, last, a.wrapping_sub(1), last.wrapping_add(1), a | (!mask(l) >> 1)]);
+        keys.extend([
+            a,
+            last,
+            a.wrapping_sub(1),
+            last.wrapping_add(1),
+            a | (!mask(l) >> 1),
+        ]);
     }
     keys
 }
@@ -66,7 +72,12 @@ fn default_route_host_routes_and_nesting() {
     assert_eq!(lpm.lookup(0x0a01_0282), Some(5));
     assert_eq!(lpm.lookup(0x0b00_0000), Some(1));
     // Delete covering prefixes: the nested ones must stay, the rest falls back.
-    for (a, l) in [(0x0a01_0000, 16), (0, 0), (0x0a00_0000, 8), (0x0a01_0200, 24)] {
+    for (a, l) in [
+        (0x0a01_0000, 16),
+        (0, 0),
+        (0x0a00_0000, 8),
+        (0x0a01_0200, 24),
+    ] {
         assert_eq!(lpm.remove(a, l), r.remove(a, l));
         check_keys(&lpm, &r, &edge_keys(&r));
     }
@@ -165,12 +176,22 @@ fn churn_in_one_chunk_stays_correct() {
 fn arb_prefix() -> impl Strategy<Value = (u32, u8)> {
     // Few bases and mostly nested lengths so prefixes overlap a lot.
     (
-        prop::sample::select(vec![0u32, 0x0a00_0000, 0x0a01_0200, 0xc0a8_0000, 0xffff_ff00]),
+        prop::sample::select(vec![
+            0u32,
+            0x0a00_0000,
+            0x0a01_0200,
+            0xc0a8_0000,
+            0xffff_ff00,
+        ]),
         any::<u32>(),
         0u8..=32,
     )
         .prop_map(|(base, noise, len)| {
-            let a = if len <= 8 { noise } else { base ^ (noise >> len.min(31)) };
+            let a = if len <= 8 {
+                noise
+            } else {
+                base ^ (noise >> len.min(31))
+            };
             (a & mask(len), len)
         })
 }

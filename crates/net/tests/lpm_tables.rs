@@ -19,8 +19,18 @@ fn compare(lpm: &Lpm4, r: &HashRef, keys: &[u32]) {
     lpm.lookup_batch(keys, &mut out);
     for (k, o) in keys.iter().zip(&out) {
         let want = r.lookup(*k);
-        assert_eq!(*o, want.unwrap_or(NO_ROUTE), "batch {}", std::net::Ipv4Addr::from(*k));
-        assert_eq!(lpm.lookup(*k), want, "single {}", std::net::Ipv4Addr::from(*k));
+        assert_eq!(
+            *o,
+            want.unwrap_or(NO_ROUTE),
+            "batch {}",
+            std::net::Ipv4Addr::from(*k)
+        );
+        assert_eq!(
+            lpm.lookup(*k),
+            want,
+            "single {}",
+            std::net::Ipv4Addr::from(*k)
+        );
     }
 }
 
@@ -36,10 +46,11 @@ fn check_table(name: &str, expect_len: usize) {
     let uniform: Vec<u32> = (0..100_000).map(|_| rng.next_u64() as u32).collect();
     compare(&lpm, &r, &uniform);
     println!(
-        "{name}: {} prefixes, {} lookup bytes, {} control bytes",
+        "{name}: {} prefixes, {} lookup bytes, {} control bytes, (blocks, nodes, leaves) {:?}",
         lpm.len(),
         lpm.memory_bytes(),
-        lpm.control_bytes()
+        lpm.control_bytes(),
+        lpm.shape()
     );
 }
 
@@ -57,7 +68,9 @@ fn rib_2014_matches_reference() {
 /// clone must track the reference and the original must not change.
 #[test]
 fn fullview_incremental_churn() {
-    let Some(routes) = load("ipv4-fullview-2023.txt.gz") else { return };
+    let Some(routes) = load("ipv4-fullview-2023.txt.gz") else {
+        return;
+    };
     let original = Lpm4::from_prefixes(routes.iter().copied());
     let mut lpm = original.clone();
     let mut current = routes.clone();

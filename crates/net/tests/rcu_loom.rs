@@ -12,6 +12,10 @@ use net::rcu::Rcu;
 
 struct Snap(UnsafeCell<u64>);
 
+// SAFETY: all access goes through loom's cell, which checks that no read overlaps the
+// write in `drop`; that overlap (a use after free) is what these tests look for.
+unsafe impl Sync for Snap {}
+
 impl Snap {
     fn new(v: u64) -> Snap {
         Snap(UnsafeCell::new(v))

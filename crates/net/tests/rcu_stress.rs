@@ -21,7 +21,9 @@ struct Snap {
 }
 
 fn checksum(p: &[u64; 16]) -> u64 {
-    p.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| (h ^ x).wrapping_mul(0x100_0000_01b3))
+    p.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ x).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 impl Snap {
@@ -35,7 +37,12 @@ impl Snap {
         }
     }
     fn verify(&self) {
-        assert_eq!(checksum(&self.payload), self.sum, "snapshot {} corrupt", self.seq);
+        assert_eq!(
+            checksum(&self.payload),
+            self.sum,
+            "snapshot {} corrupt",
+            self.seq
+        );
         assert_eq!(self.payload[1], self.seq.wrapping_mul(0x9e37_79b9) ^ 1);
     }
 }
@@ -53,8 +60,7 @@ impl Drop for Snap {
 
 #[test]
 fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
-    let drops: Arc<Vec<AtomicU32>> =
-        Arc::new((0..=PUBLISHES).map(|_| AtomicU32::new(0)).collect());
+    let drops: Arc<Vec<AtomicU32>> = Arc::new((0..=PUBLISHES).map(|_| AtomicU32::new(0)).collect());
     let rcu = Arc::new(Rcu::new(Snap::new(0, &drops), READERS));
     let stop = Arc::new(AtomicBool::new(false));
     let loads = Arc::new(AtomicU64::new(0));
@@ -66,10 +72,16 @@ fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
             std::thread::spawn(move || {
                 let mut last = 0;
                 let mut n = 0u64;
+                // Odd readers go offline every 500 bursts; even ones never do.
+                let mut idle_in: u64 = if id % 2 == 1 { 500 } else { u64::MAX };
                 while !stop.load(Ordering::Relaxed) {
                     // One "burst": load once, use it a few times.
                     let s = r.load();
-                    assert!(s.seq >= last, "reader {id} went back from {last} to {}", s.seq);
+                    assert!(
+                        s.seq >= last,
+                        "reader {id} went back from {last} to {}",
+                        s.seq
+                    );
                     last = s.seq;
                     for _ in 0..4 {
                         s.verify();
@@ -77,7 +89,9 @@ fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
                     r.quiescent();
                     n += 1;
                     // Some readers go idle now and then.
-                    if id % 2 == 1 && n % 500 == 0 {
+                    idle_in -= 1;
+                    if idle_in == 0 {
+                        idle_in = 500;
                         let off = r.offline();
                         std::thread::yield_now();
                         r = off.online();

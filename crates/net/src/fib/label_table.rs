@@ -86,7 +86,8 @@ impl LabelTable {
             self.dir[page] = 0;
             let last = self.used.len() - 1;
             if p != last {
-                self.slots.copy_within(last * SLOTS..(last + 1) * SLOTS, off);
+                self.slots
+                    .copy_within(last * SLOTS..(last + 1) * SLOTS, off);
                 self.used[p] = self.used[last];
                 self.dir[self.used[p].1 as usize] = off as u32;
             }

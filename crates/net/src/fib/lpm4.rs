@@ -231,17 +231,6 @@ impl Lpm4 {
         batch::lookup_batch(self, addrs, out)
     }
 
-    /// Tuning hook for benchmarks: [`Lpm4::lookup_batch`] with `N` keys in flight, with or
-    /// without prefetching the next group's top entries.
-    #[doc(hidden)]
-    pub fn lookup_batch_tuned<const N: usize, const PIPE: bool>(
-        &self,
-        addrs: &[u32],
-        out: &mut [u32],
-    ) {
-        batch::lookup_batch_tuned::<N, PIPE>(self, addrs, out)
-    }
-
     /// Number of prefixes stored.
     pub fn len(&self) -> usize {
         self.len
@@ -255,7 +244,9 @@ impl Lpm4 {
     /// Bytes of the structure lookups read (top arrays, nodes, leaves, block table),
     /// counting blocks shared by several /8s once.
     pub fn memory_bytes(&self) -> usize {
-        self.distinct_blocks().map(|b| b.lookup_bytes()).sum::<usize>()
+        self.distinct_blocks()
+            .map(|b| b.lookup_bytes())
+            .sum::<usize>()
             + std::mem::size_of_val(&*self.blocks)
             + std::mem::size_of_val(&*self.inherit)
     }
@@ -263,8 +254,17 @@ impl Lpm4 {
     /// Bytes of the control-plane copy of the prefixes, kept for incremental updates and
     /// never read by lookups.
     pub fn control_bytes(&self) -> usize {
-        self.distinct_blocks().map(|b| b.control_bytes()).sum::<usize>()
+        self.distinct_blocks()
+            .map(|b| b.control_bytes())
+            .sum::<usize>()
             + self.short.capacity() * std::mem::size_of::<Pfx>()
+    }
+
+    /// Node and leaf counts (distinct blocks, nodes, leaves), for tuning and reports.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        self.distinct_blocks().fold((0, 0, 0), |(a, b, c), x| {
+            (a + 1, b + x.nodes.len(), c + x.leaves.len())
+        })
     }
 
     fn distinct_blocks(&self) -> impl Iterator<Item = &Block> {

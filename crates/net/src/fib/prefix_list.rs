@@ -146,7 +146,10 @@ mod tests {
         assert_eq!(keys.len(), 2000);
         let mut seen = std::collections::HashSet::new();
         for k in &keys {
-            assert!((0x0a00_0000..0x0a00_0004).contains(k) || *k == 0xc000_0000, "{k:x}");
+            assert!(
+                (0x0a00_0000..0x0a00_0004).contains(k) || *k == 0xc000_0000,
+                "{k:x}"
+            );
             seen.insert(*k);
         }
         // 5 addresses in the union, each drawn with probability 1/5.

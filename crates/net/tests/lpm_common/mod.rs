@@ -26,7 +26,10 @@ impl ScanRef {
     }
     pub fn remove(&mut self, addr: u32, len: u8) -> Option<u32> {
         let addr = addr & mask(len);
-        let i = self.prefixes.iter().position(|p| (p.0, p.1) == (addr, len))?;
+        let i = self
+            .prefixes
+            .iter()
+            .position(|p| (p.0, p.1) == (addr, len))?;
         Some(self.prefixes.remove(i).2)
     }
     pub fn lookup(&self, key: u32) -> Option<u32> {
@@ -74,6 +77,8 @@ pub fn data_file(name: &str) -> Option<PathBuf> {
             return Some(p);
         }
     }
-    println!("SKIP: {name} not found beside the repository (../shared/data) nor in MPLSROUTER_DATA_DIR");
+    println!(
+        "SKIP: {name} not found beside the repository (../shared/data) nor in MPLSROUTER_DATA_DIR"
+    );
     None
 }
