@@ -14,7 +14,6 @@
 //! so the diff is only reported, not applied. See the crate docs for the API that would
 //! let small edits skip the rebuild.
 
-use std::collections::HashMap;
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -22,7 +21,7 @@ use net::fib::Fib;
 
 use crate::diag::{read_file, ConfigError, Diagnostic, Diagnostics};
 use crate::routes::{self, RouteContext, RouteSet, RouteSpec};
-use crate::types::Cidr;
+use crate::types::{Cidr, FastMap};
 
 /// What changed between two route sets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,25 +49,30 @@ impl RouteDiff {
             },
             ..RouteDiff::default()
         };
-        let old_map: HashMap<Cidr, &RouteSpec> = old
-            .ipv4
+        // Specs are few: match them once, then compare prefixes by spec id.
+        let new_ids: FastMap<&RouteSpec, u32> = new
+            .specs
             .iter()
-            .map(|(c, id)| (*c, &old.specs[*id as usize]))
+            .enumerate()
+            .map(|(i, s)| (s, i as u32))
             .collect();
+        let old_to_new: Vec<Option<u32>> =
+            old.specs.iter().map(|s| new_ids.get(s).copied()).collect();
+        let old_map: FastMap<Cidr, u32> = old.ipv4.iter().copied().collect();
         let mut seen = 0;
         for (c, id) in &new.ipv4 {
             match old_map.get(c) {
                 None => d.ipv4_added += 1,
-                Some(o) => {
+                Some(&o) => {
                     seen += 1;
-                    if *o != &new.specs[*id as usize] {
+                    if old_to_new[o as usize] != Some(*id) {
                         d.ipv4_changed += 1;
                     }
                 }
             }
         }
         d.ipv4_removed = old.ipv4.len() - seen;
-        let old_labels: HashMap<u32, _> = old.labels.iter().map(|(l, s)| (*l, s)).collect();
+        let old_labels: FastMap<u32, _> = old.labels.iter().map(|(l, s)| (*l, s)).collect();
         let mut seen = 0;
         for (l, s) in &new.labels {
             match old_labels.get(l) {
@@ -107,7 +111,8 @@ pub enum ReloadOutcome {
     Unchanged { timings: ReloadTimings },
     /// A new table to publish.
     Updated {
-        fib: Fib,
+        /// Boxed: ready to hand to `net::rcu` without moving a large value around.
+        fib: Box<Fib>,
         diff: RouteDiff,
         timings: ReloadTimings,
     },
@@ -204,6 +209,10 @@ impl ReloadState {
         self.generation += 1;
         self.current = Some(set);
         self.last_text = Some(text);
-        Ok(ReloadOutcome::Updated { fib, diff, timings })
+        Ok(ReloadOutcome::Updated {
+            fib: Box::new(fib),
+            diff,
+            timings,
+        })
     }
 }

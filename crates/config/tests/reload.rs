@@ -32,7 +32,7 @@ fn routes(n: u32, nh: u8) -> String {
 
 fn updated(o: ReloadOutcome) -> (Fib, config::RouteDiff) {
     match o {
-        ReloadOutcome::Updated { fib, diff, .. } => (fib, diff),
+        ReloadOutcome::Updated { fib, diff, .. } => (*fib, diff),
         ReloadOutcome::Unchanged { .. } => panic!("expected a new table"),
     }
 }
