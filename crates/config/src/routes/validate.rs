@@ -57,7 +57,7 @@ struct TtlDraft {
     compact: bool,
 }
 
-pub(super) struct Validator<'c> {
+pub(crate) struct Validator<'c> {
     d: &'c Decoder,
     ctx: &'c RouteContext,
     max_push: usize,
@@ -93,6 +93,25 @@ impl<'c> Validator<'c> {
             neighbor_marks: FastMap::default(),
             compact_cache: FastMap::default(),
         }
+    }
+
+    /// A validator that interns into `specs` (the running set's), for the reload fast
+    /// path. Duplicate prefixes are only detected among the lines it is given.
+    pub(crate) fn seeded(
+        d: &'c Decoder,
+        ctx: &'c RouteContext,
+        specs: &[RouteSpec],
+    ) -> Validator<'c> {
+        let mut v = Validator::new(d, ctx);
+        for s in specs {
+            v.intern(s.clone());
+        }
+        v
+    }
+
+    /// The routes added so far and every interned spec.
+    pub(crate) fn take_ipv4(self) -> (Vec<(Cidr, u32)>, Vec<RouteSpec>) {
+        (self.ipv4, self.specs)
     }
 
     pub(super) fn finish(self) -> RouteSet {
@@ -772,36 +791,46 @@ impl<'c> Validator<'c> {
             };
             // Quoted scalars start one column after their mark.
             let col0 = item.mark.col + u32::from(!plain);
-            let at = |off: usize| Mark {
-                line: item.mark.line,
-                col: col0 + off as u32,
-            };
-            let line = value.as_str();
-            let Some((ptok, rest, base)) = compact::split_prefix(line) else {
-                self.err(item.mark, format!("{path}[{i}]"), "empty route line", None);
-                continue;
-            };
-            let prefix = match compact::parse_prefix(ptok) {
-                Ok(p) => Spanned::new(p, at(ptok.1)),
-                Err(e) => {
-                    self.err(at(e.at), format!("{path}[{i}]"), e.message, e.hint);
-                    continue;
-                }
-            };
-            let rest = rest.trim_end();
-            let spec = match self.compact_cache.get(rest) {
-                Some(&id) => Some(id),
-                None => {
-                    let before = self.d.error_count();
-                    let r = self.compact_spec(rest, base, &at, format!("{path}[{i}]"));
-                    if let Some(id) = r.filter(|_| self.d.error_count() == before) {
-                        self.compact_cache.insert(rest.to_string(), id);
-                    }
-                    r
-                }
-            };
-            self.add_prefix(prefix, &|| format!("{path}[{i}]"), spec);
+            self.compact_item(value, item.mark.line, col0, &|| format!("{path}[{i}]"));
         }
+    }
+
+    /// One `routes_compact` line whose text starts at `line:col0`.
+    pub(crate) fn compact_item(
+        &mut self,
+        line: &str,
+        lno: u32,
+        col0: u32,
+        path: &dyn Fn() -> String,
+    ) {
+        let at = |off: usize| Mark {
+            line: lno,
+            col: col0 + off as u32,
+        };
+        let Some((ptok, rest, base)) = compact::split_prefix(line) else {
+            self.err(at(0), path(), "empty route line", None);
+            return;
+        };
+        let prefix = match compact::parse_prefix(ptok) {
+            Ok(p) => Spanned::new(p, at(ptok.1)),
+            Err(e) => {
+                self.err(at(e.at), path(), e.message, e.hint);
+                return;
+            }
+        };
+        let rest = rest.trim_end();
+        let spec = match self.compact_cache.get(rest) {
+            Some(&id) => Some(id),
+            None => {
+                let before = self.d.error_count();
+                let r = self.compact_spec(rest, base, &at, path());
+                if let Some(id) = r.filter(|_| self.d.error_count() == before) {
+                    self.compact_cache.insert(rest.to_string(), id);
+                }
+                r
+            }
+        };
+        self.add_prefix(prefix, path, spec);
     }
 
     fn compact_spec(
