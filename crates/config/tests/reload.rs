@@ -180,11 +180,9 @@ fn fast_path_agrees_with_a_full_parse() {
         let before = st.current().cloned();
         match (st.apply_text(t), oracle) {
             (Ok(out), Ok(o)) => {
-                if let ReloadOutcome::Updated { timings, .. }
-                | ReloadOutcome::Unchanged { timings } = &out
-                {
-                    fast += usize::from(timings.fast_path);
-                }
+                let (ReloadOutcome::Updated { timings, .. } | ReloadOutcome::Unchanged { timings }) =
+                    &out;
+                fast += usize::from(timings.fast_path);
                 assert_eq!(normal(st.current().unwrap()), normal(&o), "step {step}");
                 // Comments are not routes; later candidates drop them (an edit too).
                 lines = cand.into_iter().filter(|l| !l.contains('#')).collect();
