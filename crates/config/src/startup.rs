@@ -732,6 +732,19 @@ fn validate(
         }
     }
     let Some(workers) = &cfg.workers_config else {
+        if cfg.lcores().len() < 2 {
+            if let Some(l) = &cfg.eal.lcores {
+                d.error(
+                    l.mark,
+                    &Path::Key(&Path::Key(&Path::Root, "eal"), "lcores"),
+                    format!("`{}` leaves no lcore for the default worker", l.value),
+                    Some(
+                        "list at least two lcores: the main one, then the worker's (e.g. 0-1)"
+                            .into(),
+                    ),
+                );
+            }
+        }
         return;
     };
     let wp = Path::Key(&Path::Root, "workers");
@@ -969,6 +982,15 @@ colour: red
             "14:1 colour: unknown key `colour`",
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn default_worker_needs_a_second_lcore() {
+        let e = parse("eal: {lcores: \"3\"}\nports: [{name: a, vdev: net_null0}]\n").unwrap_err();
+        let d = &e.diagnostics().unwrap().0[0];
+        assert_eq!((d.line, d.col, d.path.as_str()), (1, 15, "eal.lcores"));
+        let c = parse("eal: {lcores: 2-3}\nports: [{name: a, vdev: net_null0}]\n").unwrap();
+        assert_eq!(c.workers()[0].lcore, 3);
     }
 
     #[test]
