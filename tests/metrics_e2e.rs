@@ -280,3 +280,63 @@ fn counters_only_grow_across_scrapes_and_a_reload_with_a_fixed_bounded_series_se
     let (status, out) = router.stop(Duration::from_secs(15));
     assert!(status.success(), "router failed:\n{out}");
 }
+
+/// The cells of the row that starts with `first` in the section titled `title`.
+fn row(table: &str, title: &str, first: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip_while(|l| *l != title)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+        .find(|c| c.first().map(String::as_str) == Some(first))
+        .unwrap_or_else(|| panic!("no row {first:?} under {title:?}:\n{table}"))
+}
+
+#[test]
+fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
+    let dir = TempDir::new("stats-e2e");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    traffic(&dir, 100, 20); // played once: 100 forwarded, 20 dropped (no route)
+    let cfg = common::pcap_config(&dir, "");
+    let router = LiveRouter::start(&cfg, 25.0);
+    let url = format!("http://{}/metrics", router.metrics);
+    let scrape = scrape_until(&router, "the pcap is played", |s| {
+        value(s, "mplsrouter_worker_rx_packets_total{worker=\"1\"}") == 120.0
+    });
+
+    let out = Command::new(bin()).args(["stats", "--url", &url]).output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(row(&table, "Ports", "in")[1..3], ["up", "120"]);
+    assert_eq!(row(&table, "Ports", "out")[3], "100");
+    let w = row(&table, "Workers", "1");
+    assert_eq!(w[1..5], ["120", "100", "0", "0"], "rx, forwarded, slow path, refused");
+    assert_eq!(row(&table, "Drops by reason", "no_route")[1], "20");
+    let t = row(&table, "Tables", "1");
+    assert_eq!(t[1], format!("{}", value(&scrape, "mplsrouter_fib_ipv4_routes")));
+
+    // --watch refreshes with rates: the second screen has numbers where the first had "-".
+    let mut watch = live::KillOnDrop(Some(
+        Command::new(bin())
+            .args(["stats", "--url", &url, "--watch", "0.3"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    std::thread::sleep(Duration::from_millis(1200));
+    let mut child = watch.0.take().unwrap();
+    child.kill().unwrap();
+    let shown = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let screens: Vec<&str> = shown.split("\x1b[H\x1b[2J").filter(|s| !s.is_empty()).collect();
+    assert!(screens.len() >= 2, "{shown}");
+    assert_eq!(row(screens[0], "Ports", "in")[4], "-");
+    assert_eq!(row(screens[1], "Ports", "in")[4], "0.000", "idle after the pcap");
+
+    let (status, log) = router.stop(Duration::from_secs(15));
+    assert!(status.success(), "router failed:\n{log}");
+    let out = Command::new(bin()).args(["stats", "--url", &url]).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("cannot connect to {url}")), "{err}");
+    assert!(err.contains("is the router running?") && err.contains("metrics_listen"), "{err}");
+}
