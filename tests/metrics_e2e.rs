@@ -304,16 +304,30 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
         value(s, "mplsrouter_worker_rx_packets_total{worker=\"1\"}") == 120.0
     });
 
-    let out = Command::new(bin()).args(["stats", "--url", &url]).output().unwrap();
+    let out = Command::new(bin())
+        .args(["stats", "--url", &url])
+        .output()
+        .unwrap();
     let table = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{table}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(row(&table, "Ports", "in")[1..3], ["up", "120"]);
     assert_eq!(row(&table, "Ports", "out")[3], "100");
     let w = row(&table, "Workers", "1");
-    assert_eq!(w[1..5], ["120", "100", "0", "0"], "rx, forwarded, slow path, refused");
+    assert_eq!(
+        w[1..5],
+        ["120", "100", "0", "0"],
+        "rx, forwarded, slow path, refused"
+    );
     assert_eq!(row(&table, "Drops by reason", "no_route")[1], "20");
     let t = row(&table, "Tables", "1");
-    assert_eq!(t[1], format!("{}", value(&scrape, "mplsrouter_fib_ipv4_routes")));
+    assert_eq!(
+        t[1],
+        format!("{}", value(&scrape, "mplsrouter_fib_ipv4_routes"))
+    );
 
     // --watch refreshes with rates: the second screen has numbers where the first had "-".
     let mut watch = live::KillOnDrop(Some(
@@ -327,16 +341,174 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     let mut child = watch.0.take().unwrap();
     child.kill().unwrap();
     let shown = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let screens: Vec<&str> = shown.split("\x1b[H\x1b[2J").filter(|s| !s.is_empty()).collect();
+    let screens: Vec<&str> = shown
+        .split("\x1b[H\x1b[2J")
+        .filter(|s| !s.is_empty())
+        .collect();
     assert!(screens.len() >= 2, "{shown}");
     assert_eq!(row(screens[0], "Ports", "in")[4], "-");
-    assert_eq!(row(screens[1], "Ports", "in")[4], "0.000", "idle after the pcap");
+    assert_eq!(
+        row(screens[1], "Ports", "in")[4],
+        "0.000",
+        "idle after the pcap"
+    );
 
     let (status, log) = router.stop(Duration::from_secs(15));
     assert!(status.success(), "router failed:\n{log}");
-    let out = Command::new(bin()).args(["stats", "--url", &url]).output().unwrap();
+    let out = Command::new(bin())
+        .args(["stats", "--url", &url])
+        .output()
+        .unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains(&format!("cannot connect to {url}")), "{err}");
-    assert!(err.contains("is the router running?") && err.contains("metrics_listen"), "{err}");
+    assert!(
+        err.contains("is the router running?") && err.contains("metrics_listen"),
+        "{err}"
+    );
+}
+
+/// Metric names the router exports: the collector's FAMILIES table and the reload
+/// histogram (control.rs), histograms expanded to their _bucket/_sum/_count series.
+fn exported_names() -> BTreeSet<String> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let src =
+        |f: &str| std::fs::read_to_string(format!("{root}/crates/router/src/metrics/{f}")).unwrap();
+    let collector = src("collector.rs");
+    let families = collector
+        .split("const FAMILIES")
+        .nth(1)
+        .and_then(|s| s.split("\n];").next())
+        .expect("FAMILIES table in collector.rs");
+    let mut names = BTreeSet::new();
+    let mut add = |name: &str, histogram: bool| {
+        if histogram {
+            for s in ["_bucket", "_sum", "_count"] {
+                names.insert(format!("{name}{s}"));
+            }
+        } else {
+            names.insert(name.to_string());
+        }
+    };
+    for entry in families.split("\"mplsrouter_").skip(1) {
+        let name = format!("mplsrouter_{}", entry.split('"').next().unwrap());
+        let kind = entry
+            .split("MetricType::")
+            .nth(1)
+            .expect("a MetricType per family");
+        add(&name, kind.starts_with("HISTOGRAM"));
+    }
+    let control = src("control.rs");
+    let hist = control
+        .split("HistogramOpts::new(")
+        .nth(1)
+        .and_then(|s| s.split('"').nth(1))
+        .expect("the reload histogram in control.rs");
+    add(hist, true);
+    assert!(names.len() > 30, "{names:?}");
+    names
+}
+
+fn metric_names(expr: &str) -> Vec<String> {
+    expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("mplsrouter_"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn grafana_dashboard_is_valid_json_querying_only_exported_metrics() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/grafana/mplsrouter-dashboard.json"
+    );
+    // Python's json module (strict: no NaN/Infinity, no trailing commas) as the parser.
+    let walk = r#"
+import json, sys
+def strict(c): raise ValueError("non-JSON constant " + c)
+d = json.load(open(sys.argv[1]), parse_constant=strict)
+ids = []
+def panels(ps):
+    for p in ps:
+        ids.append(p["id"])
+        yield p
+        yield from panels(p.get("panels", []))
+for p in panels(d["panels"]):
+    for t in p.get("targets", []):
+        print("expr\t" + p["title"] + "\t" + json.dumps(t["expr"]))
+assert len(ids) == len(set(ids)), "duplicate panel ids"
+for v in d["templating"]["list"]:
+    if v["type"] == "query":
+        print("var\t" + v["name"] + "\t" + json.dumps(v["definition"]))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", walk, path])
+        .output()
+        .expect("python3 runs the JSON check");
+    assert!(
+        out.status.success(),
+        "{path} is not a valid dashboard: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let known = exported_names();
+    let mut exprs = Vec::new();
+    let mut used = BTreeSet::new();
+    for line in text.lines() {
+        let mut f = line.splitn(3, '\t');
+        let (kind, title, json) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+        let names = metric_names(json);
+        assert!(
+            !names.is_empty(),
+            "{title}: {json} queries no mplsrouter metric"
+        );
+        for n in names {
+            assert!(
+                known.contains(&n),
+                "{title}: {n} is not exported by the router"
+            );
+            used.insert(n);
+        }
+        if kind == "expr" {
+            exprs.push(json.to_string());
+        }
+    }
+    for must in [
+        "mplsrouter_port_rx_packets_total",
+        "mplsrouter_port_tx_packets_total",
+        "mplsrouter_drops_total",
+        "mplsrouter_worker_busy_cycles_total",
+        "mplsrouter_reloads_total",
+        "mplsrouter_fib_generation",
+        "mplsrouter_slow_path_packets_total",
+        "mplsrouter_icmp_sent_total",
+    ] {
+        assert!(used.contains(must), "the dashboard does not chart {must}");
+    }
+    assert!(exprs.len() >= 10, "{} queries", exprs.len());
+
+    // Every query is valid PromQL: promtool parses them as recording rules (Grafana's
+    // variables replaced by what they expand to).
+    let dir = TempDir::new("dashboard");
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        let e = e
+            .replace("$__rate_interval", "1m")
+            .replace("$instance", ".*");
+        rules.push_str(&format!(
+            "      - record: dashboard:query_{i}\n        expr: {e}\n"
+        ));
+    }
+    std::fs::write(dir.path("rules.yml"), &rules).unwrap();
+    let out = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(dir.path("rules.yml"))
+        .output()
+        .expect("promtool must be installed");
+    assert!(
+        out.status.success(),
+        "promtool rejects a dashboard query:\n{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
