@@ -173,7 +173,7 @@ fn prometheus_scrapes_the_forwarded_count_of_the_output_pcap() {
     // A scrape taken now by the test itself agrees with what Prometheus stored.
     let direct = live::value(
         &router.scrape(),
-        &format!("mplsrouter_worker_forwarded_packets_total{{worker=\"1\"}}"),
+        "mplsrouter_worker_forwarded_packets_total{worker=\"1\"}",
     );
 
     let (status, out) = router.stop(Duration::from_secs(15));
