@@ -16,7 +16,7 @@
 pub mod compact;
 mod compile;
 pub mod model;
-mod validate;
+pub(crate) mod validate;
 
 use std::path::Path as FsPath;
 

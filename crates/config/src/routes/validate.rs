@@ -7,15 +7,13 @@
 //! table has a million prefixes but a handful of distinct targets), and compact lines
 //! with an already-seen target text skip target parsing altogether.
 
-use std::collections::HashMap;
-
 use net::fib::{TtlMode, DEFAULT_PIPE_TTL, MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
 
 use super::compact::{self, CompactError, CompactTarget};
 use super::model::*;
 use super::{LabelSpec, NeighborSpec, NhSpec, RouteContext, RouteSet, RouteSpec, TargetSpec};
 use crate::de::{Decoder, Path, Spanned};
-use crate::types::Cidr;
+use crate::types::{Cidr, FastMap};
 use crate::yaml::{Mark, Node, NodeKind};
 
 /// Label value meaning "no label" in a binding (RFC 3032).
@@ -59,20 +57,20 @@ struct TtlDraft {
     compact: bool,
 }
 
-pub(super) struct Validator<'c> {
+pub(crate) struct Validator<'c> {
     d: &'c Decoder,
     ctx: &'c RouteContext,
     max_push: usize,
     specs: Vec<RouteSpec>,
-    spec_ids: HashMap<RouteSpec, u32>,
-    prefixes: HashMap<Cidr, Mark>,
+    spec_ids: FastMap<RouteSpec, u32>,
+    prefixes: FastMap<Cidr, Mark>,
     ipv4: Vec<(Cidr, u32)>,
     labels: Vec<(u32, LabelSpec)>,
-    label_marks: HashMap<u32, Mark>,
+    label_marks: FastMap<u32, Mark>,
     neighbors: Vec<NeighborSpec>,
-    neighbor_marks: HashMap<u32, Mark>,
+    neighbor_marks: FastMap<u32, Mark>,
     /// Compact target text -> spec id, for targets that validated cleanly.
-    compact_cache: HashMap<String, u32>,
+    compact_cache: FastMap<String, u32>,
 }
 
 fn key(base: &Path, k: &str) -> String {
@@ -86,15 +84,34 @@ impl<'c> Validator<'c> {
             ctx,
             max_push: (ctx.max_label_depth as usize).min(MAX_PUSH),
             specs: Vec::new(),
-            spec_ids: HashMap::new(),
-            prefixes: HashMap::new(),
+            spec_ids: FastMap::default(),
+            prefixes: FastMap::default(),
             ipv4: Vec::new(),
             labels: Vec::new(),
-            label_marks: HashMap::new(),
+            label_marks: FastMap::default(),
             neighbors: Vec::new(),
-            neighbor_marks: HashMap::new(),
-            compact_cache: HashMap::new(),
+            neighbor_marks: FastMap::default(),
+            compact_cache: FastMap::default(),
         }
+    }
+
+    /// A validator that interns into `specs` (the running set's), for the reload fast
+    /// path. Duplicate prefixes are only detected among the lines it is given.
+    pub(crate) fn seeded(
+        d: &'c Decoder,
+        ctx: &'c RouteContext,
+        specs: &[RouteSpec],
+    ) -> Validator<'c> {
+        let mut v = Validator::new(d, ctx);
+        for s in specs {
+            v.intern(s.clone());
+        }
+        v
+    }
+
+    /// The routes added so far and every interned spec.
+    pub(crate) fn take_ipv4(self) -> (Vec<(Cidr, u32)>, Vec<RouteSpec>) {
+        (self.ipv4, self.specs)
     }
 
     pub(super) fn finish(self) -> RouteSet {
@@ -447,12 +464,13 @@ impl<'c> Validator<'c> {
         })
     }
 
-    fn add_prefix(&mut self, prefix: Spanned<Cidr>, path: String, spec: Option<u32>) {
+    /// `path` is rendered only for an error: a full view adds a million prefixes.
+    fn add_prefix(&mut self, prefix: Spanned<Cidr>, path: &dyn Fn() -> String, spec: Option<u32>) {
         let c = prefix.value;
         if c.has_host_bits() {
             self.err(
                 prefix.mark,
-                path,
+                path(),
                 format!("prefix {c} has host bits set"),
                 Some(format!("did you mean {}?", c.network())),
             );
@@ -475,7 +493,7 @@ impl<'c> Validator<'c> {
                     };
                     self.err(
                         prefix.mark,
-                        path.clone(),
+                        path(),
                         format!(
                             "{c} is {what} of port `{}`, which is installed automatically",
                             p.name
@@ -489,7 +507,7 @@ impl<'c> Validator<'c> {
         if let Some(first) = self.prefixes.get(&c) {
             self.err(
                 prefix.mark,
-                path,
+                path(),
                 format!(
                     "duplicate prefix {c} (first defined at line {})",
                     first.line
@@ -686,7 +704,7 @@ impl<'c> Validator<'c> {
                 )
                 .and_then(|k| self.route_spec(&k, &Self::ttl_draft(&base, r.ttl_mode, r.pipe_ttl)))
                 .map(|s| self.intern(s));
-            self.add_prefix(r.prefix, key(&base, "prefix"), spec);
+            self.add_prefix(r.prefix, &|| key(&base, "prefix"), spec);
         }
     }
 
@@ -712,7 +730,7 @@ impl<'c> Validator<'c> {
             match &g.prefixes.value {
                 PrefixList::List(items) => {
                     for (j, s) in items.iter().enumerate() {
-                        self.group_prefix(s.value.trim(), s.mark, format!("{pp}[{j}]"), spec);
+                        self.group_prefix(s.value.trim(), s.mark, &|| format!("{pp}[{j}]"), spec);
                     }
                 }
                 PrefixList::Text(t) => {
@@ -726,7 +744,7 @@ impl<'c> Validator<'c> {
                                 line: m.line + ln as u32,
                                 col: m.col + at as u32,
                             };
-                            self.group_prefix(tok, mark, pp.clone(), spec);
+                            self.group_prefix(tok, mark, &|| pp.clone(), spec);
                         }
                     }
                 }
@@ -734,10 +752,16 @@ impl<'c> Validator<'c> {
         }
     }
 
-    fn group_prefix(&mut self, tok: &str, mark: Mark, path: String, spec: Option<u32>) {
+    fn group_prefix(
+        &mut self,
+        tok: &str,
+        mark: Mark,
+        path: &dyn Fn() -> String,
+        spec: Option<u32>,
+    ) {
         match compact::parse_prefix((tok, 0)) {
             Ok(c) => self.add_prefix(Spanned::new(c, mark), path, spec),
-            Err(e) => self.err(mark, path, e.message, e.hint),
+            Err(e) => self.err(mark, path(), e.message, e.hint),
         }
     }
 
@@ -767,36 +791,46 @@ impl<'c> Validator<'c> {
             };
             // Quoted scalars start one column after their mark.
             let col0 = item.mark.col + u32::from(!plain);
-            let at = |off: usize| Mark {
-                line: item.mark.line,
-                col: col0 + off as u32,
-            };
-            let line = value.as_str();
-            let Some((ptok, rest, base)) = compact::split_prefix(line) else {
-                self.err(item.mark, format!("{path}[{i}]"), "empty route line", None);
-                continue;
-            };
-            let prefix = match compact::parse_prefix(ptok) {
-                Ok(p) => Spanned::new(p, at(ptok.1)),
-                Err(e) => {
-                    self.err(at(e.at), format!("{path}[{i}]"), e.message, e.hint);
-                    continue;
-                }
-            };
-            let rest = rest.trim_end();
-            let spec = match self.compact_cache.get(rest) {
-                Some(&id) => Some(id),
-                None => {
-                    let before = self.d.error_count();
-                    let r = self.compact_spec(rest, base, &at, format!("{path}[{i}]"));
-                    if let Some(id) = r.filter(|_| self.d.error_count() == before) {
-                        self.compact_cache.insert(rest.to_string(), id);
-                    }
-                    r
-                }
-            };
-            self.add_prefix(prefix, format!("{path}[{i}]"), spec);
+            self.compact_item(value, item.mark.line, col0, &|| format!("{path}[{i}]"));
         }
+    }
+
+    /// One `routes_compact` line whose text starts at `line:col0`.
+    pub(crate) fn compact_item(
+        &mut self,
+        line: &str,
+        lno: u32,
+        col0: u32,
+        path: &dyn Fn() -> String,
+    ) {
+        let at = |off: usize| Mark {
+            line: lno,
+            col: col0 + off as u32,
+        };
+        let Some((ptok, rest, base)) = compact::split_prefix(line) else {
+            self.err(at(0), path(), "empty route line", None);
+            return;
+        };
+        let prefix = match compact::parse_prefix(ptok) {
+            Ok(p) => Spanned::new(p, at(ptok.1)),
+            Err(e) => {
+                self.err(at(e.at), path(), e.message, e.hint);
+                return;
+            }
+        };
+        let rest = rest.trim_end();
+        let spec = match self.compact_cache.get(rest) {
+            Some(&id) => Some(id),
+            None => {
+                let before = self.d.error_count();
+                let r = self.compact_spec(rest, base, &at, path());
+                if let Some(id) = r.filter(|_| self.d.error_count() == before) {
+                    self.compact_cache.insert(rest.to_string(), id);
+                }
+                r
+            }
+        };
+        self.add_prefix(prefix, path, spec);
     }
 
     fn compact_spec(

@@ -260,6 +260,13 @@ impl Lpm4 {
             + self.short.capacity() * std::mem::size_of::<Pfx>()
     }
 
+    /// Node and leaf counts (distinct blocks, nodes, leaves), for tuning and reports.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        self.distinct_blocks().fold((0, 0, 0), |(a, b, c), x| {
+            (a + 1, b + x.nodes.len(), c + x.leaves.len())
+        })
+    }
+
     fn distinct_blocks(&self) -> impl Iterator<Item = &Block> {
         self.blocks
             .iter()

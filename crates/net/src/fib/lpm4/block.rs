@@ -210,8 +210,15 @@ impl Block {
     pub(super) fn lookup(&self, addr: u32) -> u32 {
         let t = self.top[chunk_of(addr)];
         if t & NODE == 0 {
-            return t;
+            t
+        } else {
+            self.walk(t, addr)
         }
+    }
+
+    /// Finishes a lookup whose top entry `t` points at a node.
+    #[inline(always)]
+    pub(super) fn walk(&self, t: u32, addr: u32) -> u32 {
         let x = below_chunk(addr);
         let mut n = &self.nodes[(t & !NODE) as usize];
         let mut shift = 12u32;
