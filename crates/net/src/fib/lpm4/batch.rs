@@ -8,7 +8,8 @@
 //! is short and the keys are independent. Measured on the full view during development
 //! (variants not kept in the tree), this beat a lockstep walk of 4-32 keys with a per-key
 //! state machine (its unpredictable branches cost more than the misses it hid: 12-17 ns vs
-//! 10.5 ns per lookup) and a three-stage pipeline that also prefetched the first node.
+//! 10.5 ns per lookup), a three-stage pipeline that also prefetched the first node, and a
+//! branch-free walk routing value entries through a dummy node (13 vs 10.6 ns).
 
 use super::block::{chunk_of, NODE};
 use super::Lpm4;
