@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
     let edited = text.replacen(&format!("{line}\n"), &format!("{other}\n"), 1);
     let mut st = ReloadState::new(path, ctx.clone());
     st.apply_text(text.clone()).unwrap();
-    let versions = [edited, text.clone()];
+    let versions = [text.clone(), edited];
     let mut flip = 0;
     let mut run = |want_check_only: bool, iters: u64| {
         let mut total = Duration::ZERO;

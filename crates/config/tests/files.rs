@@ -217,3 +217,17 @@ fn check_reports_errors_of_both_files_with_exit_1() {
     assert!(text.contains("cannot read"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn connected_only_table() {
+    let cfg = demo();
+    let ports = cfg.port_ifaces(|_| [0; 6]);
+    let fib = config::connected_only(&ports, 1).unwrap();
+    assert_eq!(fib.stats().ipv4_routes, 4);
+    assert_eq!(
+        target(&fib, "10.0.1.200"),
+        RouteTarget::Connected { port: 1 }
+    );
+    assert_eq!(target(&fib, "10.0.1.1"), RouteTarget::Local);
+    assert!(fib.lookup_ipv4(ip("192.0.2.1")).is_none());
+}
