@@ -20,6 +20,9 @@
 #     --no-l3fwd        skip building and running l3fwd
 #     --workdir DIR     pcaps, configs, logs (default target/bench/run)
 #     --fail-fast       stop at the first failed measurement
+#     --startup-timeout S          wait for traffic from a tool (default 180)
+#     --l3fwd-startup-timeout S    the same for l3fwd, which loads a full view in
+#                                  minutes (rte_lpm_add is linear per rule; default 1800)
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
@@ -38,7 +41,7 @@ RUNS=""
 need() { [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --scenario|--count|--size|--workers|--json)
+    --scenario|--count|--size|--workers|--json|--startup-timeout|--l3fwd-startup-timeout)
       need "$@"; ARGS+=("$1" "$2"); shift 2 ;;
     --runs) need "$@"; RUNS="$2"; shift 2 ;;
     --warmup) need "$@"; WARMUP="$2"; shift 2 ;;
@@ -51,7 +54,7 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --no-l3fwd) L3FWD=0; shift ;;
     --fail-fast) ARGS+=("$1"); shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
