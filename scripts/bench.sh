@@ -27,6 +27,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$REPO"
 export PATH="$HOME/.cargo/bin:$PATH"
+export PYTHONDONTWRITEBYTECODE=1
 
 ARGS=()
 BUILD=1

@@ -135,8 +135,9 @@ def on_signal(signum, _frame):
 
 # ---------------------------------------------------------------------------- measurement
 
-def wait_ready(proc, tele, port, key, timeout, baseline=0):
-    """Waits until the tool's counter `key` on `port` exceeds `baseline`; False on timeout."""
+def wait_ready(proc, tele, port, key, timeout, baseline=0, ready_fn=None):
+    """Waits until the tool's counter `key` on `port` exceeds `baseline` (or, for a tool
+    without telemetry, until `ready_fn()` says so); False on timeout."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not proc.alive():
@@ -148,6 +149,8 @@ def wait_ready(proc, tele, port, key, timeout, baseline=0):
                     return True
             except (OSError, ValueError):
                 tele.close()
+        elif ready_fn is not None and ready_fn():
+            return True
         time.sleep(0.1)
     return False
 
@@ -159,12 +162,16 @@ def sample(tele, port, key):
     return v, (t0 + t1) / 2
 
 
-def measure_rate(proc, tele, port, key, opts, timeout=None, baseline=0):
-    """Mpps of counter `key` on `port` over `measure` seconds after `warmup` seconds."""
+def measure_rate(proc, tele, port, key, opts, timeout=None, baseline=0, ready_fn=None):
+    """Mpps of counter `key` on `port` over `measure` seconds after `warmup` seconds;
+    None if the tool has no telemetry socket (then only the interval is waited out)."""
     timeout = timeout or opts.startup_timeout
-    if not wait_ready(proc, tele, port, key, timeout, baseline):
+    if not wait_ready(proc, tele, port, key, timeout, baseline, ready_fn):
         raise BenchError("%s: no traffic on port %d within %ds (log %s):\n%s"
                          % (proc.cmd[0], port, timeout, proc.logfile, proc.tail()))
+    if tele.sock is None:
+        time.sleep(opts.warmup + opts.measure)
+        return None
     time.sleep(opts.warmup)
     a, ta = sample(tele, port, key)
     time.sleep(opts.measure)
@@ -308,8 +315,12 @@ class Bench:
                "--stats-interval", "1"]
         proc = Proc(cmd, self.logname(scen, "router", run), fp)
         tele = Telemetry(fp)
+        def lines_moving():
+            return any(float(m.group(2)) > 0 for m in map(LINE.match, proc.output().splitlines()) if m)
+
         try:
-            tele_rate = measure_rate(proc, tele, SINK_PORT, "opackets", self.o)
+            tele_rate = measure_rate(proc, tele, SINK_PORT, "opackets", self.o,
+                                     ready_fn=lines_moving)
             time.sleep(1.5)  # let the router's own line for the interval's end appear
         finally:
             tele.close()
@@ -318,9 +329,11 @@ class Bench:
         own = own_rate(out, self.o.warmup, self.o.measure)
         m = re.findall(r"busy cycles/pkt ([0-9.]+)", out)
         cpp = float(m[-1]) if m else None
+        if own is None and tele_rate is None:
+            raise BenchError("router: neither counters lines nor telemetry (log %s)" % proc.logfile)
         if own is None:
             log("%s: no router counters lines in the window; using telemetry" % scen)
-        elif tele_rate > 0 and abs(own - tele_rate) / tele_rate > 0.05:
+        elif tele_rate and abs(own - tele_rate) / tele_rate > 0.05:
             log("%s: router's own rate %.3f and telemetry %.3f Mpps differ by over 5%%"
                 % (scen, own, tele_rate))
         return (own if own is not None else tele_rate), tele_rate, cpp
@@ -348,8 +361,8 @@ def own_rate(text, warmup, measure):
 # ---------------------------------------------------------------------------- driver
 
 def generate(o, scen):
-    pcap = os.path.join(o.workdir, "%s.pcap" % scen)
-    routes = os.path.join(o.workdir, "%s-routes.yaml" % scen)
+    pcap = os.path.abspath(os.path.join(o.workdir, "%s.pcap" % scen))
+    routes = os.path.abspath(os.path.join(o.workdir, "%s-routes.yaml" % scen))
     cmd = [o.router, "gen-traffic", scen, "--out", pcap, "--routes", routes,
            "--count", str(o.count), "--size", str(o.size)]
     if scen == "ipv4-full":
@@ -392,7 +405,7 @@ def run_scenario(b, o, scen):
                 else:
                     rate, tele_rate, cpp = b.router(scen, run, pcap, routes)
                     samples["router_mpps"].append(rate)
-                    samples["router_telemetry_mpps"].append(tele_rate)
+                    samples["router_telemetry_mpps"].append(tele_rate)  # None: no socket
                     samples["router_cycles_per_packet"].append(cpp)
                 log("%s run %d/%d %-7s %.3f Mpps" % (scen, run, o.runs, tool, rate))
             except BenchError as e:
@@ -402,7 +415,8 @@ def run_scenario(b, o, scen):
     b.drop_kept()
     applicable = {"l3fwd_mpps": plain}
     res = report.scenario_result(scen, samples, o.runs, applicable)
-    res["samples"]["router_telemetry_mpps"] = [round(v, 3) for v in samples["router_telemetry_mpps"]]
+    res["samples"]["router_telemetry_mpps"] = [
+        None if v is None else round(v, 3) for v in samples["router_telemetry_mpps"]]
     if scen in PLAIN_IPV4 and o.l3fwd is None:
         res["l3fwd_skipped"] = "l3fwd not built (--no-l3fwd)"
     return res

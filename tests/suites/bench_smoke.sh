@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Proves the bench harness works end to end: one quick run of every tool on ipv4-small
-# (router, testpmd io, l3fwd, the source alone), then checks that the JSON has every
-# figure, each a positive number, and the host info. Never asserts a speed: this box's
+# Proves the bench harness works: the helpers' unit tests, then one quick run of every
+# tool on ipv4-small (router, testpmd io, l3fwd, the source alone), then checks that the
+# JSON has every figure, each a positive number, and the host info. Never asserts a speed: this box's
 # figures are not a property of the code. Takes ~30 s once l3fwd is built (a first
 # build adds ~20-60 s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+export PYTHONDONTWRITEBYTECODE=1
+python3 -m unittest discover -s scripts/bench -p 'test_*.py'
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
