@@ -127,17 +127,14 @@ pub struct WorkerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MempoolConfig {
-    /// Number of mbufs (2^n - 1 is the most memory-efficient).
-    #[serde(default = "default_pool")]
-    pub size: u32,
+    /// Number of mbufs (2^n - 1 is the most memory-efficient). Default: enough for
+    /// every descriptor and lcore cache, twice over ([`StartupConfig::mempool_size`]).
+    pub size: Option<u32>,
     /// Per-lcore cache (at most 512, DPDK's limit).
     #[serde(default = "default_cache")]
     pub cache: u32,
 }
 
-fn default_pool() -> u32 {
-    16383
-}
 fn default_cache() -> u32 {
     256
 }
@@ -145,7 +142,7 @@ fn default_cache() -> u32 {
 impl Default for MempoolConfig {
     fn default() -> Self {
         MempoolConfig {
-            size: default_pool(),
+            size: None,
             cache: default_cache(),
         }
     }
@@ -278,15 +275,19 @@ impl StartupConfig {
     }
 
     pub(crate) fn from_node(path: &FsPath, root: &Node) -> Result<StartupConfig, ConfigError> {
-        let d = Decoder::new();
-        let cfg = decode(&d, path, root);
-        if d.has_errors() {
-            return Err(ConfigError::Invalid(Diagnostics::from_de(
-                path,
-                d.into_errors(),
-            )));
+        let (cfg, errors) = StartupConfig::from_node_partial(path, root);
+        if !errors.is_empty() {
+            return Err(ConfigError::Invalid(errors));
         }
         Ok(cfg)
+    }
+
+    /// Decodes what it can, and the errors: `check` goes on to the routes file with the
+    /// ports that did decode.
+    pub(crate) fn from_node_partial(path: &FsPath, root: &Node) -> (StartupConfig, Diagnostics) {
+        let d = Decoder::new();
+        let cfg = decode(&d, path, root);
+        (cfg, Diagnostics::from_de(path, d.into_errors()))
     }
 
     /// Workers as configured, or the default: one worker on the first non-main lcore
@@ -314,6 +315,28 @@ impl StartupConfig {
                     .collect(),
             }],
         }
+    }
+
+    /// Mbufs the pool must hold at least: every RX and TX descriptor, plus a full cache
+    /// and a burst for each lcore.
+    pub fn mempool_needed(&self) -> u32 {
+        let desc: u32 = (0..self.ports.len() as u16)
+            .map(|i| {
+                let p = &self.ports[i as usize];
+                p.rx_queues.value as u32 * p.rx_desc.value as u32
+                    + self.tx_queues(i) as u32 * p.tx_desc.value as u32
+            })
+            .sum();
+        let lcores = self.workers().len() as u32 + 1;
+        desc + lcores * (self.mempool.cache + self.burst_size as u32)
+    }
+
+    /// The pool size to create: as configured, or the smallest 2^n - 1 holding twice
+    /// [`StartupConfig::mempool_needed`].
+    pub fn mempool_size(&self) -> u32 {
+        self.mempool
+            .size
+            .unwrap_or_else(|| (2 * self.mempool_needed() + 1).next_power_of_two() - 1)
     }
 
     /// TX queues to configure on `port`: as written, or one per worker.
@@ -445,6 +468,10 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         ttl_expiry_reply: TtlExpiryReply::default(),
     };
     let mut seen_ports = false;
+    // Source index of each decoded port/worker: bad elements are skipped, and messages
+    // must still name the element as written.
+    let mut port_idx: Vec<usize> = Vec::new();
+    let mut worker_idx: Vec<usize> = Vec::new();
     let mut burst = None;
     let mut depth = None;
     let mut listen = None;
@@ -454,9 +481,15 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             "eal" => cfg.eal = d.value(v, &p).unwrap_or_default(),
             "ports" => {
                 seen_ports = true;
-                cfg.ports = d.list(v, &p);
+                let items = d.items(v, &p);
+                port_idx = items.iter().map(|(i, _)| *i).collect();
+                cfg.ports = items.into_iter().map(|(_, x)| x).collect();
             }
-            "workers" => cfg.workers_config = Some(d.list(v, &p)),
+            "workers" => {
+                let items = d.items(v, &p);
+                worker_idx = items.iter().map(|(i, _)| *i).collect();
+                cfg.workers_config = Some(items.into_iter().map(|(_, x)| x).collect());
+            }
             "mempool" => cfg.mempool = d.value(v, &p).unwrap_or_default(),
             "burst_size" => burst = d.value::<Spanned<u16>>(v, &p),
             "idle" => cfg.idle = d.value(v, &p).unwrap_or_default(),
@@ -515,11 +548,17 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             ),
         }
     }
-    validate(d, &cfg, root);
+    validate(d, &cfg, root, &port_idx, &worker_idx);
     cfg
 }
 
-fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
+fn validate(
+    d: &Decoder,
+    cfg: &StartupConfig,
+    root: &Node,
+    port_idx: &[usize],
+    worker_idx: &[usize],
+) {
     let ports_p = Path::Key(&Path::Root, "ports");
     if let Some(l) = &cfg.eal.lcores {
         if parse_lcores(&l.value).is_none_or(|v| v.is_empty()) {
@@ -532,13 +571,38 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
         }
     }
     if cfg.mempool.cache > 512 {
-        let m = root.get("mempool").map(|n| n.mark).unwrap_or_default();
+        let m = root
+            .get("mempool")
+            .and_then(|n| n.get("cache"))
+            .map(|n| n.mark)
+            .unwrap_or_default();
         d.error(
             m,
             &Path::Key(&Path::Key(&Path::Root, "mempool"), "cache"),
             format!("mempool cache {} exceeds DPDK's limit", cfg.mempool.cache),
             Some("use at most 512".into()),
         );
+    }
+    if let Some(size) = cfg.mempool.size {
+        let need = cfg.mempool_needed();
+        if size < need {
+            let m = root
+                .get("mempool")
+                .and_then(|n| n.get("size"))
+                .map(|n| n.mark)
+                .unwrap_or_default();
+            d.error(
+                m,
+                &Path::Key(&Path::Key(&Path::Root, "mempool"), "size"),
+                format!(
+                    "mempool size {size} cannot fill the {need} RX/TX descriptors and lcore caches"
+                ),
+                Some(format!(
+                    "use at least {} (or remove `size` for an automatic one)",
+                    (need + 1).next_power_of_two() - 1
+                )),
+            );
+        }
     }
     if let IdlePolicy::Backoff { min_us, max_us, .. } = cfg.idle {
         if min_us == 0 || min_us > max_us {
@@ -553,7 +617,7 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
     }
     let mut addrs: Vec<(Cidr, usize)> = Vec::new();
     for (i, p) in cfg.ports.iter().enumerate() {
-        let pp = Path::Index(&ports_p, i);
+        let pp = Path::Index(&ports_p, port_idx[i]);
         if cfg.ports[..i].iter().any(|q| q.name.value == p.name.value) {
             d.error(
                 p.name.mark,
@@ -668,13 +732,26 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
         }
     }
     let Some(workers) = &cfg.workers_config else {
+        if cfg.lcores().len() < 2 {
+            if let Some(l) = &cfg.eal.lcores {
+                d.error(
+                    l.mark,
+                    &Path::Key(&Path::Key(&Path::Root, "eal"), "lcores"),
+                    format!("`{}` leaves no lcore for the default worker", l.value),
+                    Some(
+                        "list at least two lcores: the main one, then the worker's (e.g. 0-1)"
+                            .into(),
+                    ),
+                );
+            }
+        }
         return;
     };
     let wp = Path::Key(&Path::Root, "workers");
     let lcores = cfg.lcores();
     let mut polled: Vec<(u16, u16)> = Vec::new();
     for (i, w) in workers.iter().enumerate() {
-        let p = Path::Index(&wp, i);
+        let p = Path::Index(&wp, worker_idx[i]);
         if workers[..i].iter().any(|x| x.lcore.value == w.lcore.value) {
             d.error(
                 w.lcore.mark,
@@ -756,7 +833,7 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
         }
         if let Some(t) = p.tx_queues {
             if (t.value as usize) < workers.len() {
-                d.error(t.mark, &Path::Key(&Path::Index(&ports_p, pid), "tx_queues"), format!("{} TX queue(s) for {} workers", t.value, workers.len()), Some("every worker needs its own TX queue on every port; remove tx_queues for the default".into()));
+                d.error(t.mark, &Path::Key(&Path::Index(&ports_p, port_idx[pid]), "tx_queues"), format!("{} TX queue(s) for {} workers", t.value, workers.len()), Some("every worker needs its own TX queue on every port; remove tx_queues for the default".into()));
             }
         }
     }
@@ -837,6 +914,9 @@ routes: routes/demo.yaml
             }]
         );
         assert_eq!(c.tx_queues(0), 1);
+        // 3 RX + 2 TX queues of 1024 descriptors, 2 lcores x (256 cache + 32 burst).
+        assert_eq!(c.mempool_needed(), 5 * 1024 + 2 * 288);
+        assert_eq!(c.mempool_size(), 16383);
         assert_eq!(c.ports[0].device_name(), "net_pcap0");
         let ifs = c.port_ifaces(|id| [0, 0, 0, 0, 0, id as u8 + 7]);
         assert_eq!(ifs[0].mac, [0, 0, 0, 0, 0, 7]);
@@ -902,6 +982,15 @@ colour: red
             "14:1 colour: unknown key `colour`",
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn default_worker_needs_a_second_lcore() {
+        let e = parse("eal: {lcores: \"3\"}\nports: [{name: a, vdev: net_null0}]\n").unwrap_err();
+        let d = &e.diagnostics().unwrap().0[0];
+        assert_eq!((d.line, d.col, d.path.as_str()), (1, 15, "eal.lcores"));
+        let c = parse("eal: {lcores: 2-3}\nports: [{name: a, vdev: net_null0}]\n").unwrap();
+        assert_eq!(c.workers()[0].lcore, 3);
     }
 
     #[test]
