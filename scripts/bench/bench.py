@@ -463,13 +463,13 @@ def main(argv):
         log("skipping ipv4-full: no prefix list at %s (give --prefixes FILE)" % o.prefixes)
         scenarios.remove("ipv4-full")
     b = Bench(o)
+    host = report.host_info(o.repo, o.huge, o.router)  # before the runs: what was measured
     started = time.time()
     results = []
     for scen in scenarios:
         t0 = time.monotonic()
         results.append(run_scenario(b, o, scen))
         log("%s done in %.0fs" % (scen, time.monotonic() - t0))
-    host = report.host_info(o.repo, o.huge, o.router)
     settings = {
         "runs": o.runs, "warmup_s": o.warmup, "measure_s": o.measure,
         "pcap_frames": o.count, "frame_size": o.size, "workers": o.workers,

@@ -107,7 +107,8 @@ def host_info(repo, huge, router_bin):
         "dpdk_version": _cmd(["pkg-config", "--modversion", "libdpdk"]),
         "hugepages": bool(huge),
         "git_rev": rev,
-        "router_version": (_cmd([router_bin, "--version"]).splitlines() or [""])[0],
+        # The binary's own account (its git revision can differ from the tree's).
+        "router_version": "; ".join(_cmd([router_bin, "--version"]).splitlines()),
     }
 
 
