@@ -67,6 +67,13 @@ fi
 [ -n "$MEASURE" ] && ARGS+=(--measure "$MEASURE")
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
+for ((i = 0; i < ${#ARGS[@]}; i++)); do
+  if [ "${ARGS[$i]}" = --workers ]; then
+    w="${ARGS[$((i + 1))]}"
+    [[ "$w" =~ ^[1-9][0-9]*$ ]] || die "--workers wants a positive number, got '$w'"
+    [ "$w" -lt "$(nproc)" ] || die "--workers $w needs $((w + 1)) CPUs (lcores 0-$w); this machine has $(nproc)"
+  fi
+done
 command -v python3 >/dev/null || die "python3 not found"
 TESTPMD=$(command -v dpdk-testpmd) || die "dpdk-testpmd not found (Debian package dpdk-dev)"
 
