@@ -295,6 +295,8 @@ class Bench:
             % (q(self.pcap_vdev(pcap)), self.workers),
             "  - {name: out, vdev: %s, addresses: [10.0.1.1/24]}" % q(self.null_vdev()),
             "mempool: {size: %d}" % self.pool,
+            # Any free port: a router already running on the host keeps its 9550.
+            'metrics_listen: "127.0.0.1:0"',
             "routes: %s" % q(os.path.abspath(routes)),
         ]
         if self.workers > 1:
