@@ -1,0 +1,507 @@
+#!/usr/bin/env python3
+"""Runs the router, dpdk-testpmd and l3fwd on the same pcap source and null sink, in
+alternation, and reports Mpps and cycles/packet per scenario. Driven by scripts/bench.sh,
+which builds the binaries first; see docs/benchmarks.md for the method.
+
+Each measurement is one process of one tool on lcores 0 (main, idle) and 1..N (workers):
+  source   testpmd --forward-mode=rxonly: what the pcap source alone delivers
+  testpmd  testpmd --forward-mode=io, pcap -> null: the ceiling of this source and sink
+  l3fwd    DPDK's l3fwd, LPM, the scenario's IPv4 routes (plain IPv4 scenarios only)
+  router   mplsrouter run with the scenario's routes
+Throughput is the rate of one ethdev counter over a measured interval after warm-up:
+packets transmitted on the sink (port 1, net_null), or received on the source (port 0)
+for `source`. The counters are read through DPDK's telemetry socket at the start and end
+of the interval, the same way for every tool; for the router its own once-per-second
+counters line is the figure (telemetry is the cross-check and the fallback).
+Stdlib only. Every process is started in its own session and killed on any exit path.
+"""
+
+import argparse
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+import routes2l3fwd  # noqa: E402
+from dpdk_telemetry import Telemetry, runtime_dir  # noqa: E402
+
+ALL_SCENARIOS = ["mpls-swap", "mpls-php", "ler-push2", "ipv4-small", "ipv4-full", "ecmp-4"]
+PLAIN_IPV4 = {"ipv4-small", "ipv4-full"}
+SOURCE_PORT, SINK_PORT = 0, 1
+
+LIVE = []  # processes to kill on any exit
+
+
+def log(msg):
+    print("bench: %s" % msg, file=sys.stderr, flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+class Proc:
+    """A tool process in its own session (so a kill reaches its children, and only them)."""
+
+    def __init__(self, cmd, logfile, file_prefix):
+        self.cmd = cmd
+        self.logfile = logfile
+        self.file_prefix = file_prefix
+        self.out = open(logfile, "w")
+        self.out.write("+ %s\n" % " ".join(cmd))
+        self.out.flush()
+        # stdin stays an open pipe: testpmd without -i exits at EOF on stdin.
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self.out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        LIVE.append(self)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def freeze(self):
+        self.p.send_signal(signal.SIGSTOP)
+
+    def thaw(self):
+        self.p.send_signal(signal.SIGCONT)
+
+    def stop(self, grace=30.0):
+        """SIGINT (each tool prints its final counters), then SIGKILL to the session."""
+        if self.alive():
+            self.thaw()
+            try:
+                self.p.send_signal(signal.SIGINT)
+                self.p.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                log("%s did not stop within %.0fs, killing it" % (self.cmd[0], grace))
+            except ProcessLookupError:
+                pass
+        self.kill()
+
+    def kill(self):
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.p.stdin:
+            try:
+                self.p.stdin.close()
+            except OSError:
+                pass
+        self.out.close()
+        if self in LIVE:
+            LIVE.remove(self)
+        cleanup_runtime(self.file_prefix)
+
+    def output(self):
+        with open(self.logfile, errors="replace") as f:
+            return f.read()
+
+    def tail(self, n=15):
+        return "\n".join(self.output().splitlines()[-n:])
+
+
+def cleanup_runtime(file_prefix):
+    """Removes what an EAL with this (unique, ours) prefix may leave behind when killed."""
+    shutil.rmtree(runtime_dir(file_prefix), ignore_errors=True)
+    for d in ("/dev/hugepages", "/mnt/huge"):
+        try:
+            for name in os.listdir(d):
+                if name.startswith(file_prefix + "map_"):
+                    os.unlink(os.path.join(d, name))
+        except OSError:
+            pass
+
+
+def kill_all():
+    for p in list(LIVE):
+        p.kill()
+
+
+def on_signal(signum, _frame):
+    kill_all()
+    sys.exit(128 + signum)
+
+
+# ---------------------------------------------------------------------------- measurement
+
+def wait_ready(proc, tele, port, key, timeout, baseline=0, ready_fn=None):
+    """Waits until the tool's counter `key` on `port` exceeds `baseline` (or, for a tool
+    without telemetry, until `ready_fn()` says so); False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            raise BenchError("%s exited during start-up:\n%s" % (proc.cmd[0], proc.tail()))
+        if tele.try_connect():
+            try:
+                st = tele.port_stats(port)
+                if st and st.get(key, 0) > baseline:
+                    return True
+            except (OSError, ValueError):
+                tele.close()
+        elif ready_fn is not None and ready_fn():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def sample(tele, port, key):
+    t0 = time.monotonic()
+    v = tele.port_stats(port)[key]
+    t1 = time.monotonic()
+    return v, (t0 + t1) / 2
+
+
+def measure_rate(proc, tele, port, key, opts, timeout=None, baseline=0, ready_fn=None):
+    """Mpps of counter `key` on `port` over `measure` seconds after `warmup` seconds;
+    None if the tool has no telemetry socket (then only the interval is waited out)."""
+    timeout = timeout or opts.startup_timeout
+    if not wait_ready(proc, tele, port, key, timeout, baseline, ready_fn):
+        raise BenchError("%s: no traffic on port %d within %ds (log %s):\n%s"
+                         % (proc.cmd[0], port, timeout, proc.logfile, proc.tail()))
+    if tele.sock is None:
+        time.sleep(opts.warmup + opts.measure)
+        return None
+    time.sleep(opts.warmup)
+    a, ta = sample(tele, port, key)
+    time.sleep(opts.measure)
+    b, tb = sample(tele, port, key)
+    if not proc.alive():
+        raise BenchError("%s exited while measured:\n%s" % (proc.cmd[0], proc.tail()))
+    return (b - a) / (tb - ta) / 1e6
+
+
+# ---------------------------------------------------------------------------- tools
+
+class Bench:
+    def __init__(self, opts):
+        self.o = opts
+        self.seq = 0
+        self.kept = None  # (Proc, Telemetry) of the l3fwd kept between runs
+        self.workers = opts.workers
+        self.lcores = "0-%d" % self.workers if self.workers > 1 else "0,1"
+        self.pool = max(16383, (1 << (opts.count * self.workers + 16384).bit_length()) - 1)
+
+    def prefix(self):
+        self.seq += 1
+        return "mplsbench%d_%d" % (os.getpid(), self.seq)
+
+    def eal_mem(self):
+        return [] if self.o.huge else ["--no-huge", "-m", str(self.o.memory_mb)]
+
+    def pcap_vdev(self, pcap):
+        # One rx_pcap per queue: each queue replays the whole pcap from its own ring.
+        return "net_pcap0," + ",".join(["rx_pcap=%s" % pcap] * self.workers) + ",infinite_rx=1"
+
+    def null_vdev(self):
+        return "net_null0,no-rx=1"
+
+    def eal(self, fp, pcap, lcores=None):
+        return (["-l", lcores or self.lcores] + self.eal_mem()
+                + ["--no-pci", "--file-prefix", fp, "--vdev", self.pcap_vdev(pcap),
+                   "--vdev", self.null_vdev()])
+
+    def logname(self, scen, tool, run):
+        return os.path.join(self.o.workdir, "logs", "%s-%s-r%d.log" % (scen, tool, run))
+
+    def testpmd(self, scen, run, pcap, mode):
+        fp = self.prefix()
+        n = self.workers
+        cmd = ([self.o.testpmd] + self.eal(fp, pcap)
+               + ["--", "--forward-mode=%s" % mode, "--nb-cores=%d" % n,
+                  "--rxq=%d" % n, "--txq=%d" % n, "--rxd=1024", "--txd=1024", "--burst=32",
+                  "--total-num-mbufs=%d" % self.pool, "--record-core-cycles"])
+        tool = "source" if mode == "rxonly" else "testpmd"
+        proc = Proc(cmd, self.logname(scen, tool, run), fp)
+        tele = Telemetry(fp)
+        try:
+            port, key = (SOURCE_PORT, "ipackets") if mode == "rxonly" else (SINK_PORT, "opackets")
+            rate = measure_rate(proc, tele, port, key, self.o)
+        finally:
+            tele.close()
+            proc.stop()
+        m = re.findall(r"CPU cycles/packet=([0-9.]+)", proc.output())
+        cpp = float(m[-1]) if m else None
+        return rate, cpp
+
+    def l3fwd(self, scen, run, pcap, rules4, rules6):
+        """Starts l3fwd, measures it, and keeps it frozen (SIGSTOP) for the next runs:
+        rte_lpm_add scans all rules of the same depth, so loading a full view is
+        quadratic (minutes). l3fwd keeps no cycle counters a freeze could distort."""
+        if self.kept:
+            return self.l3fwd_again()
+        fp = self.prefix()
+        cfg = ["(0,%d,%d)" % (q, q + 1) for q in range(self.workers)] + ["(1,0,1)"]
+        # l3fwd wants one TX queue per EAL lcore on every port, and net_pcap has one per
+        # rx_pcap; so l3fwd gets the worker lcores only (its main lcore forwards too).
+        lcores = "1" if self.workers == 1 else "1-%d" % self.workers
+        cmd = ([self.o.l3fwd] + self.eal(fp, pcap, lcores)
+               + ["--", "-p", "0x3", "-P", "--lookup=lpm", "--parse-ptype",
+                  "--config", ",".join(cfg), "--rule_ipv4", rules4, "--rule_ipv6", rules6,
+                  "--eth-dest=0,02:00:00:00:00:02", "--eth-dest=1,02:00:00:00:01:02",
+                  "--rx-queue-size", "1024", "--tx-queue-size", "1024"])
+        proc = Proc(cmd, self.logname(scen, "l3fwd", run), fp)
+        tele = Telemetry(fp)
+        try:
+            rate = measure_rate(proc, tele, SINK_PORT, "opackets", self.o,
+                                timeout=self.o.l3fwd_startup_timeout)
+        except BaseException:
+            tele.close()
+            proc.stop()
+            raise
+        proc.freeze()
+        self.kept = (proc, tele)
+        return rate
+
+    def l3fwd_again(self):
+        """Thaws the kept l3fwd and measures it again (no reload of its table)."""
+        proc, tele = self.kept
+        proc.thaw()
+        try:
+            base = tele.port_stats(SINK_PORT)["opackets"]
+            rate = measure_rate(proc, tele, SINK_PORT, "opackets", self.o, baseline=base)
+        except BaseException:
+            self.drop_kept()
+            raise
+        proc.freeze()
+        return rate
+
+    def drop_kept(self):
+        if self.kept:
+            proc, tele = self.kept
+            tele.close()
+            proc.stop()
+            self.kept = None
+
+    def router_config(self, scen, fp, pcap, routes):
+        q = lambda s: json.dumps(s)  # JSON strings are YAML double-quoted scalars
+        lines = [
+            "# Generated by scripts/bench.sh for one measurement; not a config to edit.",
+            "eal: {lcores: %s, no_huge: %s, file_prefix: %s%s}"
+            % (q(self.lcores), "false" if self.o.huge else "true", q(fp),
+               "" if self.o.huge else ", memory_mb: %d" % self.o.memory_mb),
+            "ports:",
+            "  - {name: in, vdev: %s, addresses: [10.0.0.1/24], rx_queues: %d}"
+            % (q(self.pcap_vdev(pcap)), self.workers),
+            "  - {name: out, vdev: %s, addresses: [10.0.1.1/24]}" % q(self.null_vdev()),
+            "mempool: {size: %d}" % self.pool,
+            # Any free port: a router already running on the host keeps its 9550.
+            'metrics_listen: "127.0.0.1:0"',
+            "routes: %s" % q(os.path.abspath(routes)),
+        ]
+        if self.workers > 1:
+            lines.append("workers:")
+            for w in range(self.workers):
+                rx = "{port: in, queue: %d}" % w + (", {port: out, queue: 0}" if w == 0 else "")
+                lines.append("  - {lcore: %d, rx: [%s]}" % (w + 1, rx))
+        path = os.path.join(self.o.workdir, "%s-router.yaml" % scen)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def router(self, scen, run, pcap, routes):
+        fp = self.prefix()
+        cfg = self.router_config(scen, fp, pcap, routes)
+        hard = self.o.startup_timeout + self.o.warmup + self.o.measure + 30
+        cmd = [self.o.router, "run", "--config", cfg, "--duration", str(int(hard)),
+               "--stats-interval", "1"]
+        proc = Proc(cmd, self.logname(scen, "router", run), fp)
+        tele = Telemetry(fp)
+        def lines_moving():
+            return any(float(m.group(2)) > 0 for m in map(LINE.match, proc.output().splitlines()) if m)
+
+        try:
+            tele_rate = measure_rate(proc, tele, SINK_PORT, "opackets", self.o,
+                                     ready_fn=lines_moving)
+            time.sleep(1.5)  # let the router's own line for the interval's end appear
+        finally:
+            tele.close()
+            proc.stop()
+        out = proc.output()
+        own = own_rate(out, self.o.warmup, self.o.measure)
+        m = re.findall(r"busy cycles/pkt ([0-9.]+)", out)
+        cpp = float(m[-1]) if m else None
+        if own is None and tele_rate is None:
+            raise BenchError("router: neither counters lines nor telemetry (log %s)" % proc.logfile)
+        if own is None:
+            log("%s: no router counters lines in the window; using telemetry" % scen)
+        elif tele_rate and abs(own - tele_rate) / tele_rate > 0.05:
+            log("%s: router's own rate %.3f and telemetry %.3f Mpps differ by over 5%%"
+                % (scen, own, tele_rate))
+        return (own if own is not None else tele_rate), tele_rate, cpp
+
+
+LINE = re.compile(r"^\[\s*([0-9.]+)s\].*\bout rx [0-9.]+ tx ([0-9.]+) Mpps")
+
+
+def own_rate(text, warmup, measure):
+    """Sink TX Mpps from the router's counters lines whose interval lies after warm-up and
+    within the measured span (each line covers the time since the previous one)."""
+    prev, num, den = 0.0, 0.0, 0.0
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        t, rate = float(m.group(1)), float(m.group(2))
+        if prev >= warmup - 0.05 and t <= warmup + measure + 0.6:
+            num += rate * (t - prev)
+            den += t - prev
+        prev = t
+    return num / den if den > 0 else None
+
+
+# ---------------------------------------------------------------------------- driver
+
+def generate(o, scen):
+    pcap = os.path.abspath(os.path.join(o.workdir, "%s.pcap" % scen))
+    routes = os.path.abspath(os.path.join(o.workdir, "%s-routes.yaml" % scen))
+    cmd = [o.router, "gen-traffic", scen, "--out", pcap, "--routes", routes,
+           "--count", str(o.count), "--size", str(o.size)]
+    if scen == "ipv4-full":
+        cmd += ["--prefixes", o.prefixes]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise BenchError("gen-traffic %s failed:\n%s%s" % (scen, r.stdout, r.stderr))
+    return pcap, routes
+
+
+def run_scenario(b, o, scen):
+    pcap, routes = generate(o, scen)
+    plain = scen in PLAIN_IPV4 and o.l3fwd is not None
+    rules4 = rules6 = None
+    if plain:
+        rules4 = os.path.join(o.workdir, "%s.rules4" % scen)
+        rules6 = os.path.join(o.workdir, "l3fwd.rules6")
+        n = routes2l3fwd.convert(routes, rules4)
+        with open(rules6, "w") as f:
+            f.write("R2001:db8::/32 1\n")  # l3fwd falls back to its demo routes without one
+        log("%s: %d IPv4 rules for l3fwd" % (scen, n))
+    samples = {k: [] for k, _ in report.FIGURES}
+    samples["router_telemetry_mpps"] = []
+    for run in range(1, o.runs + 1):
+        # A B C D A B C D ...: slow drifts of the host hit every tool alike.
+        for tool in ("source", "testpmd", "l3fwd", "router"):
+            if tool == "l3fwd" and not plain:
+                continue
+            try:
+                if tool == "source":
+                    rate, _ = b.testpmd(scen, run, pcap, "rxonly")
+                    samples["source_rx_mpps"].append(rate)
+                elif tool == "testpmd":
+                    rate, cpp = b.testpmd(scen, run, pcap, "io")
+                    samples["testpmd_io_mpps"].append(rate)
+                    samples["testpmd_io_cycles_per_packet"].append(cpp)
+                elif tool == "l3fwd":
+                    rate = b.l3fwd(scen, run, pcap, rules4, rules6)
+                    samples["l3fwd_mpps"].append(rate)
+                else:
+                    rate, tele_rate, cpp = b.router(scen, run, pcap, routes)
+                    samples["router_mpps"].append(rate)
+                    samples["router_telemetry_mpps"].append(tele_rate)  # None: no socket
+                    samples["router_cycles_per_packet"].append(cpp)
+                log("%s run %d/%d %-7s %.3f Mpps" % (scen, run, o.runs, tool, rate))
+            except BenchError as e:
+                log("%s run %d %s FAILED: %s" % (scen, run, tool, e))
+                if o.fail_fast:
+                    raise
+    b.drop_kept()
+    applicable = {"l3fwd_mpps": plain}
+    res = report.scenario_result(scen, samples, o.runs, applicable)
+    res["samples"]["router_telemetry_mpps"] = [
+        None if v is None else round(v, 3) for v in samples["router_telemetry_mpps"]]
+    if scen in PLAIN_IPV4 and o.l3fwd is None:
+        res["l3fwd_skipped"] = "l3fwd not built (--no-l3fwd)"
+    return res
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="bench.py", description=__doc__.splitlines()[0])
+    p.add_argument("--router", required=True)
+    p.add_argument("--testpmd", required=True)
+    p.add_argument("--l3fwd", help="l3fwd binary; omitted: no l3fwd figures")
+    p.add_argument("--repo", required=True)
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--scenario", action="append", choices=ALL_SCENARIOS + ["demo"])
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--warmup", type=float, default=2.0)
+    p.add_argument("--measure", type=float, default=5.0)
+    p.add_argument("--count", type=int, default=4096)
+    p.add_argument("--size", type=int, default=64)
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--huge", action="store_true")
+    p.add_argument("--memory-mb", type=int, default=2048)
+    p.add_argument("--prefixes", required=True)
+    p.add_argument("--startup-timeout", type=int, default=180)
+    p.add_argument("--l3fwd-startup-timeout", type=int, default=1800)
+    p.add_argument("--json")
+    p.add_argument("--fail-fast", action="store_true")
+    o = p.parse_args(argv)
+    if o.runs < 1 or o.workers < 1 or o.measure <= 0 or o.warmup < 0:
+        p.error("--runs and --workers must be >= 1, --measure > 0, --warmup >= 0")
+    return o
+
+
+def main(argv):
+    o = parse_args(argv)
+    atexit.register(kill_all)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    os.makedirs(os.path.join(o.workdir, "logs"), exist_ok=True)
+    scenarios = o.scenario or list(ALL_SCENARIOS)
+    if "ipv4-full" in scenarios and not os.path.exists(o.prefixes):
+        if o.scenario:
+            raise SystemExit("bench: ipv4-full needs the prefix list %s (--prefixes FILE)" % o.prefixes)
+        log("skipping ipv4-full: no prefix list at %s (give --prefixes FILE)" % o.prefixes)
+        scenarios.remove("ipv4-full")
+    b = Bench(o)
+    host = report.host_info(o.repo, o.huge, o.router)  # before the runs: what was measured
+    started = time.time()
+    results = []
+    for scen in scenarios:
+        t0 = time.monotonic()
+        results.append(run_scenario(b, o, scen))
+        log("%s done in %.0fs" % (scen, time.monotonic() - t0))
+    settings = {
+        "runs": o.runs, "warmup_s": o.warmup, "measure_s": o.measure,
+        "pcap_frames": o.count, "frame_size": o.size, "workers": o.workers,
+        "lcores": b.lcores, "hugepages": o.huge, "started_at": time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "wall_s": round(time.time() - started, 1),
+        "method": {
+            "router_mpps": "router's own counters line: sink (out) TX, intervals after warm-up",
+            "testpmd_io_mpps": "telemetry /ethdev/stats sink opackets delta over the interval",
+            "l3fwd_mpps": "telemetry /ethdev/stats sink opackets delta over the interval",
+            "source_rx_mpps": "telemetry /ethdev/stats source ipackets delta, testpmd rxonly",
+            "router_cycles_per_packet": "router summary: busy TSC cycles / packets received",
+            "testpmd_io_cycles_per_packet": "testpmd --record-core-cycles CPU cycles/packet",
+        },
+    }
+    print(report.table(results))
+    if o.json:
+        report.write_json(o.json, host, settings, results)
+        log("wrote %s" % o.json)
+    failed = [r["name"] for r in results
+              if any(r["applicable"][k] and r[k] is None for k, _ in report.FIGURES)]
+    if failed:
+        log("some figures failed in: %s (logs in %s/logs)" % (", ".join(failed), o.workdir))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BenchError as e:
+        log(str(e))
+        sys.exit(1)

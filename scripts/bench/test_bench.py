@@ -1,0 +1,97 @@
+"""Unit tests of the bench helpers that need no DPDK: the router-line parser, the l3fwd
+rule conversion and the aggregation. `python3 -m unittest discover -s scripts/bench`;
+tests/suites/bench_smoke.sh runs them before the live smoke run."""
+
+import io
+import json
+import os
+import tempfile
+import unittest
+
+import bench
+import report
+import routes2l3fwd
+
+
+def router_line(t, out_tx):
+    return ("[%7.1fs] in rx %.3f tx 0.000 Mpps | out rx 0.000 tx %.3f Mpps | forwarded 1 "
+            "(%.3f Mpps) dropped 0 [none] slow-path 0" % (t, out_tx, out_tx, out_tx))
+
+
+class OwnRate(unittest.TestCase):
+    def test_uses_only_intervals_after_warmup_and_within_the_window(self):
+        lines = ["EAL: noise"] + [router_line(t, r) for t, r in
+                                  [(1, 1.0), (2, 2.0), (3, 10.0), (4, 20.0), (5, 99.0)]]
+        # warm-up 2 s, measure 2 s: intervals (2,3] and (3,4] -> (10 + 20) / 2
+        self.assertAlmostEqual(bench.own_rate("\n".join(lines), 2.0, 2.0), 15.0)
+
+    def test_weights_uneven_intervals_by_their_length(self):
+        lines = [router_line(1.0, 5.0), router_line(2.0, 10.0), router_line(2.5, 40.0)]
+        # window (1, 2.5]: 10 Mpps for 1 s, 40 Mpps for 0.5 s
+        self.assertAlmostEqual(bench.own_rate("\n".join(lines), 1.0, 1.5), 20.0)
+
+    def test_none_without_lines(self):
+        self.assertIsNone(bench.own_rate("--- mplsrouter stopped after 3.0s ---\n", 1, 2))
+
+
+ROUTES = """# Generated
+neighbors:
+  - {ip: 10.0.0.2, mac: "02:00:00:00:00:02"}
+  - {ip: 10.0.1.2, mac: "02:00:00:00:01:02"}
+ipv4:
+  - {prefix: 100.0.0.0/16, via: 10.0.1.2}
+  - {prefix: 192.0.2.0/24, via: 10.0.0.2}
+prefix_groups:
+  - via: 10.0.1.3
+    prefixes: |
+      1.0.0.0/24
+      223.255.252.0/22
+"""
+
+
+class Rules(unittest.TestCase):
+    def convert(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            src, dst = os.path.join(d, "r.yaml"), os.path.join(d, "r.rules")
+            with open(src, "w") as f:
+                f.write(text)
+            n = routes2l3fwd.convert(src, dst)
+            with open(dst) as f:
+                return n, f.read().splitlines()
+
+    def test_every_route_to_the_port_of_its_next_hop(self):
+        n, lines = self.convert(ROUTES)
+        self.assertEqual(n, 4)
+        self.assertEqual(lines, ["R100.0.0.0/16 1", "R192.0.2.0/24 0",
+                                 "R1.0.0.0/24 1", "R223.255.252.0/22 1"])
+
+    def test_refuses_what_l3fwd_cannot_do(self):
+        for bad in ["ipv4:\n  - {prefix: 1.0.0.0/8, via: 10.0.1.2, push: [16]}\n",
+                    "ipv4:\n  - prefix: 1.0.0.0/8\n    nexthops:\n      - {via: 10.0.1.2}\n",
+                    "mpls:\n  - {in_label: 16, action: pop, via: 10.0.1.2}\n",
+                    "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n"]:
+            with self.assertRaises(routes2l3fwd.RoutesError, msg=bad):
+                self.convert(bad)
+
+
+class Report(unittest.TestCase):
+    def test_median_range_and_not_applicable(self):
+        samples = {"router_mpps": [3.0, 1.0, 2.0], "testpmd_io_mpps": [4.0, 4.0, 4.0],
+                   "source_rx_mpps": [5.0, None, 6.0], "router_cycles_per_packet": [],
+                   "testpmd_io_cycles_per_packet": [100.0, 100.0, 100.0]}
+        r = report.scenario_result("s", samples, 3, {"l3fwd_mpps": False})
+        self.assertEqual((r["router_mpps"], r["router_mpps_min"], r["router_mpps_max"]),
+                         (2.0, 1.0, 3.0))
+        self.assertEqual(r["source_rx_mpps"], 5.5)
+        self.assertIsNone(r["l3fwd_mpps"])
+        self.assertIsNone(r["router_cycles_per_packet"])
+        self.assertEqual(r["router_vs_testpmd_io"], 0.5)
+        row = report.table([r]).splitlines()[2]
+        self.assertIn("2.00 (1.00-3.00)", row)
+        self.assertIn("n/a", row)      # l3fwd does not apply
+        self.assertIn("FAILED", row)   # cycles should have been measured
+        json.dumps(r)  # serialisable as is
+
+
+if __name__ == "__main__":
+    unittest.main()

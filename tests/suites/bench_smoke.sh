@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Proves the bench harness works: the helpers' unit tests, then one quick run of every
+# tool on ipv4-small (router, testpmd io, l3fwd, the source alone), then checks that the
+# JSON has every figure, each a positive number, and the host info. Never asserts a speed: this box's
+# figures are not a property of the code. Takes ~30 s once l3fwd is built (a first
+# build adds ~20-60 s).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+export PYTHONDONTWRITEBYTECODE=1
+python3 -m unittest discover -s scripts/bench -p 'test_*.py'
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+args=(--quick --scenario ipv4-small --json "$out/bench.json" --workdir "$out/run"
+  --startup-timeout 60 --l3fwd-startup-timeout 60)
+# scripts/test.sh builds the release binary before the suites; build it if run alone.
+[ -x target/release/mplsrouter ] && args+=(--no-build)
+
+start=$(date +%s)
+# A hang guard, not a speed limit: a quick run takes ~25 s plus the first l3fwd build.
+timeout 300 scripts/bench.sh "${args[@]}"
+echo "bench_smoke: harness took $(( $(date +%s) - start ))s"
+
+python3 - "$out/bench.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+failures = []
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+host = doc.get("host", {})
+for k in ("cpu_model", "cpus_online", "dpdk_version", "hugepages", "git_rev"):
+    check(k in host, "host.%s missing" % k)
+check(bool(host.get("dpdk_version")), "host.dpdk_version empty")
+scen = {s["name"]: s for s in doc.get("scenarios", [])}
+check(list(scen) == ["ipv4-small"], "scenarios: %s" % list(scen))
+s = scen.get("ipv4-small", {})
+check(s.get("runs") == 1, "runs: %r" % s.get("runs"))
+for fig in ("router_mpps", "testpmd_io_mpps", "l3fwd_mpps", "source_rx_mpps",
+            "router_cycles_per_packet"):
+    for key in (fig, fig + "_min", fig + "_max"):
+        v = s.get(key)
+        check(isinstance(v, (int, float)) and v > 0, "%s = %r, want a positive number" % (key, v))
+    check(s.get(fig + "_min", 0) <= s.get(fig, 0) <= s.get(fig + "_max", 0),
+          "%s outside its min-max" % fig)
+for f in failures:
+    print("bench_smoke: FAIL: %s" % f)
+if failures:
+    sys.exit(1)
+print("bench_smoke: every figure present and positive")
+PY
