@@ -10,7 +10,8 @@
 #                  cargo build --release --bin mplsrouter)
 #   --tag IMAGE    image name (default mplsrouter:local)
 #   --base IMAGE   base image (default: whatever docker/build-base.sh finds or makes)
-#   --testhost     also build the CI topology's host image (mplsrouter-testhost:local)
+#   --testhost     also build the CI topology's host image (mplsrouter-testhost:local,
+#                  or --testhost-tag IMAGE)
 #   --no-strip     keep debug info in the packaged binary
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,7 @@ TAG=mplsrouter:local
 BASE=""
 TESTHOST=0
 TESTHOST_TAG=mplsrouter-testhost:local
+RUNTIME_BASE_TAG=mplsrouter/runtime-base:local
 STRIP=1
 
 while [ $# -gt 0 ]; do
@@ -28,8 +30,9 @@ while [ $# -gt 0 ]; do
     --tag) TAG="$2"; shift 2 ;;
     --base) BASE="$2"; shift 2 ;;
     --testhost) TESTHOST=1; shift ;;
+    --testhost-tag) TESTHOST_TAG="$2"; shift 2 ;;
     --no-strip) STRIP=0; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-image.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -55,13 +58,27 @@ fi
 cp dpdk-config/docker-*.yaml "$CTX/dpdk-config/"
 cp docker/Dockerfile docker/Dockerfile.testhost "$CTX/"
 
-# The classic builder prints a deprecation notice when buildx is missing; both work.
-log "building $TAG (target prebuilt, base $BASE)"
-docker build -q -f "$CTX/Dockerfile" --target prebuilt \
-  --build-arg BASE_IMAGE="$BASE" -t "$TAG" "$CTX" >&2
+# Output only on failure (the classic builder also nags about buildx on every build).
+build() {
+  local out
+  if ! out=$(docker build "$@" 2>&1); then
+    printf '%s\n' "$out" >&2
+    log "docker build $* failed"
+    exit 1
+  fi
+}
+
+# runtime-base is tagged so removing the packaged image (tests do) keeps its apt layer
+# cached for the next build.
+log "building $RUNTIME_BASE_TAG (target runtime-base, base $BASE)"
+build -q -f "$CTX/Dockerfile" --target runtime-base \
+  --build-arg BASE_IMAGE="$BASE" -t "$RUNTIME_BASE_TAG" "$CTX"
+log "building $TAG (target prebuilt)"
+build -q -f "$CTX/Dockerfile" --target prebuilt \
+  --build-arg BASE_IMAGE="$BASE" -t "$TAG" "$CTX"
 if [ "$TESTHOST" = 1 ]; then
   log "building $TESTHOST_TAG"
-  docker build -q -f "$CTX/Dockerfile.testhost" \
-    --build-arg BASE_IMAGE="$BASE" -t "$TESTHOST_TAG" "$CTX" >&2
+  build -q -f "$CTX/Dockerfile.testhost" \
+    --build-arg BASE_IMAGE="$BASE" -t "$TESTHOST_TAG" "$CTX"
 fi
 echo "$TAG"
