@@ -33,6 +33,15 @@ enum Command {
     BenchLookup(cmd::bench_lookup::BenchLookupArgs),
 }
 
+/// Version information shared by `--version` and the `mplsrouter_build_info` metric.
+pub fn build_info() -> router::metrics::BuildInfo {
+    router::metrics::BuildInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_rev: env!("MPLSROUTER_GIT_REV").into(),
+        dpdk_version: env!("MPLSROUTER_DPDK_VERSION").into(),
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use config::startup::TtlExpiryReply;
 use config::startup::{IdlePolicy as CfgIdle, StartupConfig};
-use router::{IdlePolicy, PairForwarder, PortSpec, RuntimeSpec};
+use net::icmp::{IcmpConfig, MplsReply};
+use net::pipeline::PipelineConfig;
+use router::{IdlePolicy, PortSpec, Routing, RuntimeSpec};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -80,6 +83,7 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
                 rx_desc: p.rx_desc.value,
                 tx_desc: p.tx_desc.value,
                 mtu: Some(p.mtu.value),
+                mac: p.mac.map(|m| m.0),
             })
             .collect(),
         workers: cfg
@@ -107,6 +111,8 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
         },
         duration: a.duration.map(Duration::from_secs_f64),
         stats_interval: (a.stats_interval > 0.0).then(|| Duration::from_secs_f64(a.stats_interval)),
+        metrics_listen: Some(cfg.metrics_listen),
+        build: crate::build_info(),
     }
 }
 
@@ -114,9 +120,26 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let mut cfg = StartupConfig::load(&a.config).map_err(|e| anyhow::anyhow!("{e}"))?;
     apply_overrides(&mut cfg, &a);
     let spec = runtime_spec(&cfg, &a);
-    let nports = spec.ports.len() as u16;
-    let summary = router::run(&spec, |_| PairForwarder { ports: nports }, |_| None)
-        .with_context(|| format!("running {}", a.config.display()))?;
+    let routing = Routing {
+        routes: cfg.routes.clone(),
+        pipeline: PipelineConfig {
+            max_label_depth: cfg.max_label_depth as usize,
+            ..PipelineConfig::default()
+        },
+        icmp: IcmpConfig {
+            mpls_reply: match cfg.ttl_expiry_reply {
+                TtlExpiryReply::AlongLsp => MplsReply::AlongLsp,
+                TtlExpiryReply::Direct => MplsReply::Direct,
+            },
+            rate_per_sec: cfg.icmp_rate_limit.per_second,
+            burst: cfg.icmp_rate_limit.burst,
+            max_label_depth: cfg.max_label_depth as usize,
+            ..IcmpConfig::default()
+        },
+        startup: cfg,
+    };
+    let summary =
+        router::run(&spec, routing).with_context(|| format!("running {}", a.config.display()))?;
     if summary.mbufs_leaked > 0 {
         eprintln!(
             "mplsrouter: warning: {} mbufs were not returned to the pool",

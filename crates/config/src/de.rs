@@ -176,9 +176,29 @@ impl Decoder {
         });
     }
 
+    /// Records an error at `mark` with an already rendered key path.
+    pub fn error_at(
+        &self,
+        mark: Mark,
+        path: String,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) {
+        self.push(DeError {
+            mark: Some(mark),
+            path: Some(path),
+            message: message.into(),
+            hint,
+        });
+    }
+
     /// All errors so far.
     pub fn into_errors(self) -> Vec<DeError> {
         self.errors.into_inner()
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.errors.borrow().len()
     }
 
     pub fn has_errors(&self) -> bool {
@@ -205,11 +225,16 @@ impl Decoder {
 
     /// Decodes a list element by element: a bad element is recorded and skipped.
     pub fn list<T: DeserializeOwned>(&self, node: &Node, path: &Path) -> Vec<T> {
+        self.items(node, path).into_iter().map(|(_, v)| v).collect()
+    }
+
+    /// Like [`Decoder::list`], keeping each element's index for later messages.
+    pub fn items<T: DeserializeOwned>(&self, node: &Node, path: &Path) -> Vec<(usize, T)> {
         match &node.kind {
             NodeKind::Seq(items) => items
                 .iter()
                 .enumerate()
-                .filter_map(|(i, n)| self.value(n, &Path::Index(path, i)))
+                .filter_map(|(i, n)| Some((i, self.value(n, &Path::Index(path, i))?)))
                 .collect(),
             _ if node.is_null() => Vec::new(),
             _ => {

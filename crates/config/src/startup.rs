@@ -278,15 +278,19 @@ impl StartupConfig {
     }
 
     pub(crate) fn from_node(path: &FsPath, root: &Node) -> Result<StartupConfig, ConfigError> {
-        let d = Decoder::new();
-        let cfg = decode(&d, path, root);
-        if d.has_errors() {
-            return Err(ConfigError::Invalid(Diagnostics::from_de(
-                path,
-                d.into_errors(),
-            )));
+        let (cfg, errors) = StartupConfig::from_node_partial(path, root);
+        if !errors.is_empty() {
+            return Err(ConfigError::Invalid(errors));
         }
         Ok(cfg)
+    }
+
+    /// Decodes what it can, and the errors: `check` goes on to the routes file with the
+    /// ports that did decode.
+    pub(crate) fn from_node_partial(path: &FsPath, root: &Node) -> (StartupConfig, Diagnostics) {
+        let d = Decoder::new();
+        let cfg = decode(&d, path, root);
+        (cfg, Diagnostics::from_de(path, d.into_errors()))
     }
 
     /// Workers as configured, or the default: one worker on the first non-main lcore
@@ -445,6 +449,10 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         ttl_expiry_reply: TtlExpiryReply::default(),
     };
     let mut seen_ports = false;
+    // Source index of each decoded port/worker: bad elements are skipped, and messages
+    // must still name the element as written.
+    let mut port_idx: Vec<usize> = Vec::new();
+    let mut worker_idx: Vec<usize> = Vec::new();
     let mut burst = None;
     let mut depth = None;
     let mut listen = None;
@@ -454,9 +462,15 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             "eal" => cfg.eal = d.value(v, &p).unwrap_or_default(),
             "ports" => {
                 seen_ports = true;
-                cfg.ports = d.list(v, &p);
+                let items = d.items(v, &p);
+                port_idx = items.iter().map(|(i, _)| *i).collect();
+                cfg.ports = items.into_iter().map(|(_, x)| x).collect();
             }
-            "workers" => cfg.workers_config = Some(d.list(v, &p)),
+            "workers" => {
+                let items = d.items(v, &p);
+                worker_idx = items.iter().map(|(i, _)| *i).collect();
+                cfg.workers_config = Some(items.into_iter().map(|(_, x)| x).collect());
+            }
             "mempool" => cfg.mempool = d.value(v, &p).unwrap_or_default(),
             "burst_size" => burst = d.value::<Spanned<u16>>(v, &p),
             "idle" => cfg.idle = d.value(v, &p).unwrap_or_default(),
@@ -515,11 +529,17 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             ),
         }
     }
-    validate(d, &cfg, root);
+    validate(d, &cfg, root, &port_idx, &worker_idx);
     cfg
 }
 
-fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
+fn validate(
+    d: &Decoder,
+    cfg: &StartupConfig,
+    root: &Node,
+    port_idx: &[usize],
+    worker_idx: &[usize],
+) {
     let ports_p = Path::Key(&Path::Root, "ports");
     if let Some(l) = &cfg.eal.lcores {
         if parse_lcores(&l.value).is_none_or(|v| v.is_empty()) {
@@ -532,7 +552,11 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
         }
     }
     if cfg.mempool.cache > 512 {
-        let m = root.get("mempool").map(|n| n.mark).unwrap_or_default();
+        let m = root
+            .get("mempool")
+            .and_then(|n| n.get("cache"))
+            .map(|n| n.mark)
+            .unwrap_or_default();
         d.error(
             m,
             &Path::Key(&Path::Key(&Path::Root, "mempool"), "cache"),
@@ -553,7 +577,7 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
     }
     let mut addrs: Vec<(Cidr, usize)> = Vec::new();
     for (i, p) in cfg.ports.iter().enumerate() {
-        let pp = Path::Index(&ports_p, i);
+        let pp = Path::Index(&ports_p, port_idx[i]);
         if cfg.ports[..i].iter().any(|q| q.name.value == p.name.value) {
             d.error(
                 p.name.mark,
@@ -674,7 +698,7 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
     let lcores = cfg.lcores();
     let mut polled: Vec<(u16, u16)> = Vec::new();
     for (i, w) in workers.iter().enumerate() {
-        let p = Path::Index(&wp, i);
+        let p = Path::Index(&wp, worker_idx[i]);
         if workers[..i].iter().any(|x| x.lcore.value == w.lcore.value) {
             d.error(
                 w.lcore.mark,
@@ -756,7 +780,7 @@ fn validate(d: &Decoder, cfg: &StartupConfig, root: &Node) {
         }
         if let Some(t) = p.tx_queues {
             if (t.value as usize) < workers.len() {
-                d.error(t.mark, &Path::Key(&Path::Index(&ports_p, pid), "tx_queues"), format!("{} TX queue(s) for {} workers", t.value, workers.len()), Some("every worker needs its own TX queue on every port; remove tx_queues for the default".into()));
+                d.error(t.mark, &Path::Key(&Path::Index(&ports_p, port_idx[pid]), "tx_queues"), format!("{} TX queue(s) for {} workers", t.value, workers.len()), Some("every worker needs its own TX queue on every port; remove tx_queues for the default".into()));
             }
         }
     }

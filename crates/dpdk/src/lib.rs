@@ -23,7 +23,7 @@ pub use error::{DpdkError, Result};
 pub use lpm::{RteLpm, LPM_MAX_NEXT_HOP};
 pub use mbuf::{Burst, Mbuf, BURST_MAX};
 pub use mempool::Mempool;
-pub use port::{rx_burst, rx_burst_max, stats, LinkStatus, Port, PortConfig, PortStats};
+pub use port::{link, rx_burst, rx_burst_max, stats, LinkStatus, Port, PortConfig, PortStats};
 pub use tx::TxBuffer;
 
 /// The DPDK version this build was compiled against (from pkg-config).

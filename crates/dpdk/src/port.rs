@@ -205,6 +205,16 @@ impl Port {
         Ok(())
     }
 
+    /// Sets the port's MAC address (before start).
+    pub fn set_mac(&mut self, mac: [u8; 6]) -> Result<()> {
+        let mut a = dpdk_sys::rte_ether_addr { addr_bytes: mac };
+        // SAFETY: valid port and address struct.
+        check(&format!("port {}: set MAC", self.id), unsafe {
+            dpdk_sys::rte_eth_dev_default_mac_addr_set(self.id, &mut a)
+        })?;
+        Ok(())
+    }
+
     /// The port's MAC address.
     pub fn mac(&self) -> [u8; 6] {
         // SAFETY: zeroed ether_addr is valid; out pointer valid.
@@ -216,17 +226,7 @@ impl Port {
 
     /// Link state, without waiting.
     pub fn link(&self) -> LinkStatus {
-        // SAFETY: zeroed struct is valid; out pointer valid.
-        let mut l: dpdk_sys::rte_eth_link = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        if unsafe { dpdk_sys::rte_eth_link_get_nowait(self.id, &mut l) } < 0 {
-            return LinkStatus::default();
-        }
-        LinkStatus {
-            up: l.link_status() != 0,
-            speed_mbps: l.link_speed,
-            full_duplex: l.link_duplex() != 0,
-        }
+        link(self.id)
     }
 
     /// Basic counters.
@@ -316,6 +316,21 @@ pub fn rx_burst_max(port: u16, queue: u16, burst: &mut Burst, max: usize) -> usi
     // SAFETY: rx_burst initialised n slots.
     unsafe { burst.set_filled(n) };
     n
+}
+
+/// Link state by port id, without waiting.
+pub fn link(port: u16) -> LinkStatus {
+    // SAFETY: zeroed struct is valid; out pointer valid.
+    let mut l: dpdk_sys::rte_eth_link = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { dpdk_sys::rte_eth_link_get_nowait(port, &mut l) } < 0 {
+        return LinkStatus::default();
+    }
+    LinkStatus {
+        up: l.link_status() != 0,
+        speed_mbps: l.link_speed,
+        full_duplex: l.link_duplex() != 0,
+    }
 }
 
 /// Basic counters by port id.

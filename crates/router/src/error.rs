@@ -4,20 +4,23 @@
 #[derive(Debug, thiserror::Error)]
 pub enum RouterError {
     #[error("DPDK EAL init failed: {0}\n  hint: without hugepages add --no-huge (or eal.no_huge: true); check vdev strings and PCI addresses")]
-    Eal(#[source] dpdk::DpdkError),
-    #[error("port {name:?} (device {device:?}): {source}")]
+    Eal(dpdk::DpdkError),
+    #[error("port {name:?} (device {device:?}): {error}")]
     Port {
         name: String,
         device: String,
-        #[source]
-        source: dpdk::DpdkError,
+        error: dpdk::DpdkError,
     },
     #[error("mempool: {0}")]
-    Mempool(#[source] dpdk::DpdkError),
+    Mempool(dpdk::DpdkError),
     #[error("worker on lcore {lcore}: {msg}")]
     Worker { lcore: u32, msg: String },
+    #[error("routes: {0}")]
+    Config(String),
     #[error("invalid runtime setup: {0}")]
     Spec(String),
+    #[error(transparent)]
+    Metrics(#[from] crate::metrics::MetricsError),
     #[error("signal handler: {0}")]
-    Signal(#[source] std::io::Error),
+    Signal(std::io::Error),
 }

@@ -7,17 +7,22 @@
 //! What must never happen here: a worker blocking, allocating or taking a lock per packet;
 //! an mbuf that is neither transmitted nor freed and counted.
 
+mod control;
 mod counters;
 mod error;
+mod forward;
+pub mod metrics;
 mod report;
 mod runtime;
 mod signals;
+mod slowpath;
 mod spec;
 pub mod traffic;
 mod worker;
 
+pub use counters::for_tests as counters_for_tests;
 pub use counters::{WorkerCounters, WorkerTotals};
 pub use error::RouterError;
-pub use runtime::{run, RunSummary};
+pub use runtime::{run, Routing, RunSummary};
 pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, WorkerSpec};
-pub use worker::{Action, Forwarder, PairForwarder};
+pub use worker::{Action, Forwarder};

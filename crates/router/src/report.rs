@@ -83,7 +83,7 @@ impl Reporter {
             .map(|(a, b)| a - b)
             .collect();
         println!(
-            "[{:>7.1}s] {} | forwarded {} ({:.3} Mpps) dropped {} [{}] slow-path {}",
+            "[{:>7.1}s] {} | forwarded {} ({:.3} Mpps) dropped {} [{}] slow-path {} (queue full {})",
             at.as_secs_f64(),
             parts.join(" | "),
             d(w.tx_packets, self.last_workers.tx_packets),
@@ -91,6 +91,7 @@ impl Reporter {
             d(w.dropped(), self.last_workers.dropped()),
             self.drops_text(&drops),
             d(w.slow_path, self.last_workers.slow_path),
+            d(w.punt_overflow, self.last_workers.punt_overflow),
         );
         self.last_workers = w;
         self.last_at = at;
@@ -120,13 +121,14 @@ impl Reporter {
             0.0
         };
         println!(
-            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} busy cycles/pkt {:.1}",
+            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} busy cycles/pkt {:.1}",
             w.rx_packets,
             w.tx_packets,
             w.tx_refused,
             w.dropped(),
             self.drops_text(&w.drops),
             w.slow_path,
+            w.punt_overflow,
             cpp
         );
         println!("mbufs not returned to the pool: {leaked}");

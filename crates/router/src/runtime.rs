@@ -10,12 +10,21 @@ use std::time::{Duration, Instant};
 
 use dpdk::{lcore, Eal, Mempool, Port, PortConfig, PortStats, TxBuffer};
 
-use crate::counters::{WorkerCounters, WorkerTotals};
+use crate::control::ControlPlane;
+use crate::counters::{WorkerCounters, WorkerTotals, MAX_DROP_REASONS};
 use crate::error::RouterError;
+use crate::forward::PipelineForwarder;
+use crate::metrics::{ControlStats, MetricsServer, RouterCollector};
 use crate::report::Reporter;
 use crate::signals::SignalFlags;
+use crate::slowpath::{SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, WorkerSpec};
-use crate::worker::{Forwarder, Worker};
+use crate::worker::{Injected, Punted, Worker};
+use config::StartupConfig;
+use net::icmp::IcmpConfig;
+use net::pipeline::{DropReason, Pipeline, PipelineConfig};
+use net::rcu::Rcu;
+use std::path::PathBuf;
 
 /// What a finished run reports.
 #[derive(Clone, Debug)]
@@ -30,19 +39,24 @@ pub struct RunSummary {
     pub elapsed: Duration,
 }
 
+/// What the router routes with: the startup config (ports, addresses), the routes file,
+/// and the pipeline and ICMP settings.
+pub struct Routing {
+    pub startup: StartupConfig,
+    pub routes: Option<PathBuf>,
+    pub pipeline: PipelineConfig,
+    pub icmp: IcmpConfig,
+}
+
+/// Capacity of the workers' queue to the slow path.
+const PUNT_QUEUE: usize = 1024;
+
+fn drop_reason_name(i: usize) -> Option<&'static str> {
+    DropReason::ALL.get(i).map(|r| r.as_str())
+}
+
 /// Runs the router until SIGINT/SIGTERM or `spec.duration`.
-///
-/// `make_forwarder(worker_index)` builds each worker's [`Forwarder`];
-/// `drop_reason_name(i)` names drop reason index `i` in reports.
-pub fn run<F, M>(
-    spec: &RuntimeSpec,
-    mut make_forwarder: M,
-    drop_reason_name: fn(usize) -> Option<&'static str>,
-) -> Result<RunSummary, RouterError>
-where
-    F: Forwarder + 'static,
-    M: FnMut(usize) -> F,
-{
+pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterError> {
     let signals = SignalFlags::install()?;
     let eal = Eal::init(&spec.eal_args).map_err(RouterError::Eal)?;
 
@@ -74,21 +88,24 @@ where
         }
     }
 
-    let pool = Mempool::new(
-        "mplsrouter_mbufs",
-        spec.mempool_size,
-        spec.mempool_cache,
-        -1,
-    )
-    .map_err(RouterError::Mempool)?;
+    let pool = Arc::new(
+        Mempool::new(
+            "mplsrouter_mbufs",
+            spec.mempool_size,
+            spec.mempool_cache,
+            -1,
+        )
+        .map_err(RouterError::Mempool)?,
+    );
 
-    // Ports, in index order; each worker gets its own TX queue on every port.
+    // Ports, in index order; each worker gets its own TX queue on every port (no TX
+    // locks); the slow path transmits through worker 0.
     let mut ports: Vec<Port> = Vec::with_capacity(spec.ports.len());
     for p in &spec.ports {
-        let err = |source| RouterError::Port {
+        let err = |error| RouterError::Port {
             name: p.name.clone(),
             device: p.device.clone(),
-            source,
+            error,
         };
         let id = eal.port_by_name(&p.device).map_err(err)?;
         let cfg = PortConfig {
@@ -100,6 +117,14 @@ where
             promiscuous: true,
         };
         let mut port = Port::configure(id, &cfg, &pool).map_err(err)?;
+        if let Some(mac) = p.mac {
+            // Virtual PMDs (pcap, null) cannot change their MAC; the tables use the
+            // configured one as source MAC either way, and vdev ports are promiscuous.
+            match port.set_mac(mac) {
+                Err(e) if e.errno == libc::ENOTSUP => {}
+                r => r.map_err(err)?,
+            }
+        }
         port.start().map_err(err)?;
         ports.push(port);
     }
@@ -121,6 +146,31 @@ where
         }
     }
     let baseline_in_use = pool.in_use();
+
+    // Tables: compile the routes against the ports' real MACs, publish the first table.
+    let control_stats = Arc::new(ControlStats::new());
+    let macs: Vec<[u8; 6]> = ports.iter().map(|p| p.mac()).collect();
+    let ctx = config::RouteContext::from_startup(&routing.startup, |i| macs[i as usize]);
+    let port_ifaces = ctx.ports.clone().unwrap_or_default();
+    let (mut control, first) =
+        ControlPlane::load(routing.routes.clone(), ctx, control_stats.clone())
+            .map_err(|e| RouterError::Config(e.to_string()))?;
+    let fs = first.stats();
+    println!(
+        "tables: generation {} with {} IPv4 routes, {} labels, {} next hops, {} ECMP groups ({} KiB)",
+        first.generation(),
+        fs.ipv4_routes,
+        fs.labels,
+        fs.adjacencies,
+        fs.ecmp_groups,
+        fs.bytes / 1024
+    );
+    let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
+    control.attach(rcu.clone());
+    let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
+    let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(256);
+    let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(1024);
+    let mut inject_rx = Some(inject_rx);
 
     let stop = signals.stop.clone();
     stop.store(false, Ordering::SeqCst);
@@ -144,7 +194,10 @@ where
             stop: worker_stop.clone(),
             idle: spec.idle,
             burst: spec.burst,
-            forwarder: make_forwarder(wi),
+            forwarder: PipelineForwarder::new(Pipeline::new(routing.pipeline), &rcu)
+                .map_err(|e| RouterError::Spec(e.to_string()))?,
+            punt: punt_tx.clone(),
+            inject: inject_rx.take(),
         };
         let h = lcore::launch(w.lcore, move || worker.run()).map_err(|e| RouterError::Worker {
             lcore: w.lcore,
@@ -153,12 +206,81 @@ where
         handles.push(h);
     }
 
+    drop(punt_tx);
+    let slow_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let slow = SlowPath {
+        ports: port_ifaces,
+        inject: inject_tx,
+        pool: Arc::clone(&pool),
+        rcu: rcu.clone(),
+        pipeline: Pipeline::new(routing.pipeline),
+        icmp: routing.icmp,
+        stats: control_stats.clone(),
+        events: event_tx,
+        stop: slow_stop.clone(),
+    };
+    let slow_thread = std::thread::Builder::new()
+        .name("slowpath".into())
+        .spawn(move || slow.run(punt_rx))
+        .map_err(|e| RouterError::Spec(format!("spawn the slow path: {e}")))?;
+
+    let control_arc = control_stats.clone();
+    let _metrics = match spec.metrics_listen {
+        Some(addr) => {
+            let registry = prometheus::Registry::new();
+            let names: Vec<&'static str> =
+                (0..MAX_DROP_REASONS).map_while(drop_reason_name).collect();
+            let collector = RouterCollector::new(
+                spec.ports
+                    .iter()
+                    .map(|p| p.name.clone())
+                    .zip(dev_ids.iter().copied())
+                    .collect(),
+                counters.clone(),
+                names,
+                control_arc.clone(),
+                spec.build.clone(),
+            );
+            registry
+                .register(Box::new(collector))
+                .expect("collector descriptors are unique");
+            registry
+                .register(Box::new(control_arc.reload_duration.clone()))
+                .expect("histogram descriptor is unique");
+            match MetricsServer::start(addr, registry) {
+                Ok(s) => {
+                    println!("metrics: http://{}/metrics", s.addr());
+                    Some(s)
+                }
+                Err(e) => {
+                    // Workers are running: stop them before reporting the error.
+                    worker_stop.store(true, Ordering::SeqCst);
+                    for h in handles {
+                        let _ = h.join();
+                    }
+                    slow_stop.store(true, Ordering::SeqCst);
+                    let _ = slow_thread.join();
+                    return Err(e.into());
+                }
+            }
+        }
+        None => None,
+    };
+
     let started = Instant::now();
     let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
     let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
     let mut next_report = spec.stats_interval.map(|i| started + i);
     loop {
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
+        control.poll(signals.take_reload());
+        for ev in event_rx.try_iter() {
+            match ev {
+                SlowPathEvent::NeighborLearned { port, ip, mac } => {
+                    control.neighbor_learned(port, ip, mac)
+                }
+            }
+        }
         if signals.stop_requested() {
             break;
         }
@@ -173,7 +295,6 @@ where
                 next_report = Some(at + iv);
             }
         }
-        let _ = signals.take_reload();
     }
 
     worker_stop.store(true, Ordering::SeqCst);
@@ -187,6 +308,10 @@ where
             });
         }
     }
+    slow_stop.store(true, Ordering::SeqCst);
+    if slow_thread.join().is_err() {
+        failures.push(RouterError::Spec("the slow path thread panicked".into()));
+    }
     let elapsed = started.elapsed();
     let mut totals = WorkerTotals::default();
     for c in &counters {
@@ -199,6 +324,8 @@ where
         port_stats.push((spec_p.name.clone(), st));
     }
     drop(ports);
+    drop(control);
+    drop(rcu);
     let mbufs_leaked = pool.in_use().saturating_sub(baseline_in_use);
     reporter.summary(elapsed, &totals, &port_stats, mbufs_leaked);
     drop(pool);

@@ -1,6 +1,9 @@
 //! What the runtime is asked to bring up, independent of the YAML it came from.
 
+use std::net::SocketAddr;
 use std::time::Duration;
+
+use crate::metrics::BuildInfo;
 
 /// One port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +16,8 @@ pub struct PortSpec {
     pub rx_desc: u16,
     pub tx_desc: u16,
     pub mtu: Option<u16>,
+    /// MAC address to set on the port (None: keep the device's).
+    pub mac: Option<[u8; 6]>,
 }
 
 /// One worker: the lcore it runs on and the (port index, queue) pairs it polls.
@@ -54,4 +59,8 @@ pub struct RuntimeSpec {
     pub duration: Option<Duration>,
     /// Print a counters line this often (None: only the final summary).
     pub stats_interval: Option<Duration>,
+    /// Serve Prometheus metrics here (None: no endpoint).
+    pub metrics_listen: Option<SocketAddr>,
+    /// Version information for `--version`-like metrics.
+    pub build: BuildInfo,
 }

@@ -9,9 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crossbeam_channel::{Receiver, Sender};
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
+use net::pipeline::PuntReason;
 
-use crate::counters::{bump, WorkerCounters};
+use crate::counters::{bump, burst_bucket, WorkerCounters};
 use crate::spec::IdlePolicy;
 
 /// What happens to one packet.
@@ -21,8 +23,22 @@ pub enum Action {
     Tx(u16),
     /// Free it and count it under this drop reason index.
     Drop(u8),
-    /// Hand it to the slow path (not wired yet: counted and freed).
-    SlowPath,
+    /// Hand it to the slow path (unmodified) for this reason.
+    SlowPath(PuntReason),
+}
+
+/// A frame from the slow path for a worker to transmit on its own TX queue.
+pub struct Injected {
+    pub port: u16,
+    pub mbuf: Mbuf,
+}
+
+/// A packet on its way to the slow path.
+pub struct Punted {
+    pub mbuf: Mbuf,
+    pub reason: PuntReason,
+    /// Port index the packet arrived on.
+    pub in_port: u16,
 }
 
 /// Decides the fate of each packet of a burst, rewriting forwarded ones in place.
@@ -33,24 +49,6 @@ pub trait Forwarder: Send {
     fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]);
     /// Called when the worker is about to sleep (idle) or stop: it must hold no snapshot.
     fn go_offline(&mut self) {}
-}
-
-/// Plain port-to-port forwarding: port 2k <-> 2k+1 (a lone last port sends back out).
-pub struct PairForwarder {
-    pub ports: u16,
-}
-
-impl Forwarder for PairForwarder {
-    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]) {
-        let out = if in_port ^ 1 < self.ports {
-            in_port ^ 1
-        } else {
-            in_port
-        };
-        for a in actions.iter_mut().take(pkts.len()) {
-            *a = Action::Tx(out);
-        }
-    }
 }
 
 /// A worker's fixed setup.
@@ -64,6 +62,10 @@ pub struct Worker<F: Forwarder> {
     pub idle: IdlePolicy,
     pub burst: usize,
     pub forwarder: F,
+    /// The slow path's bounded queue; a full queue drops (counted), never blocks.
+    pub punt: Sender<Punted>,
+    /// Frames the slow path wants sent (only one worker gets this queue).
+    pub inject: Option<Receiver<Injected>>,
 }
 
 impl<F: Forwarder> Worker<F> {
@@ -72,7 +74,7 @@ impl<F: Forwarder> Worker<F> {
         let burst_size = self.burst.clamp(1, BURST_MAX);
         let mut rx = Burst::new();
         let mut drops = Burst::new();
-        let mut actions = [Action::SlowPath; BURST_MAX];
+        let mut actions = [Action::Drop(0); BURST_MAX];
         let mut empty_polls: u32 = 0;
         let mut sleep = Duration::from_micros(1);
         let c = self.counters.clone();
@@ -89,9 +91,10 @@ impl<F: Forwarder> Worker<F> {
                 got_any = true;
                 bump(&c.rx_packets, n as u64);
                 bump(&c.bursts, 1);
+                bump(&c.burst_sizes[burst_bucket(n)], 1);
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut actions[..n]);
-                let mut slow = 0u64;
+                let (mut slow, mut overflow) = (0u64, 0u64);
                 for (m, a) in rx.drain().zip(actions.iter()) {
                     match *a {
                         Action::Tx(p) => match self.tx.get_mut(p as usize) {
@@ -99,16 +102,37 @@ impl<F: Forwarder> Worker<F> {
                             None => push_drop(&mut drops, m, &c, 0),
                         },
                         Action::Drop(r) => push_drop(&mut drops, m, &c, r),
-                        Action::SlowPath => {
-                            slow += 1;
-                            drop(m);
+                        Action::SlowPath(reason) => {
+                            let p = Punted {
+                                mbuf: m,
+                                reason,
+                                in_port: port,
+                            };
+                            match self.punt.try_send(p) {
+                                Ok(()) => slow += 1,
+                                Err(e) => {
+                                    overflow += 1;
+                                    drop(e.into_inner());
+                                }
+                            }
                         }
                     }
                 }
                 if slow > 0 {
                     bump(&c.slow_path, slow);
                 }
+                if overflow > 0 {
+                    bump(&c.punt_overflow, overflow);
+                }
                 drops.free_all();
+            }
+            if let Some(inj) = &self.inject {
+                for Injected { port, mbuf } in inj.try_iter().take(BURST_MAX) {
+                    match self.tx.get_mut(port as usize) {
+                        Some(t) => t.push(mbuf),
+                        None => drop(mbuf),
+                    }
+                }
             }
             flush_all(&mut self.tx, &c);
             let now = dpdk::rdtsc();

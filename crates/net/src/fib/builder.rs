@@ -1,6 +1,6 @@
 //! Building a [`Fib`] snapshot from scratch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{
     AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Fib, Ipv4Route, LabelEntry, LabelOp,
@@ -34,7 +34,9 @@ pub enum FibError {
 /// Collects adjacencies, ECMP groups, routes and labels, then freezes them into a [`Fib`].
 #[derive(Debug, Default)]
 pub struct FibBuilder {
-    lpm: Lpm4,
+    /// IPv4 prefixes as (addr, len, route id), bulk-loaded into the [`Lpm4`] by `build`.
+    prefixes: Vec<(u32, u8, u32)>,
+    prefix_set: HashSet<(u32, u8)>,
     routes: Vec<Ipv4Route>,
     route_ids: HashMap<Ipv4Route, u32>,
     labels: LabelTable,
@@ -48,10 +50,7 @@ pub struct FibBuilder {
 impl FibBuilder {
     /// An empty builder.
     pub fn new() -> FibBuilder {
-        FibBuilder {
-            lpm: Lpm4::new(),
-            ..FibBuilder::default()
-        }
+        FibBuilder::default()
     }
 
     /// Adds an adjacency and returns its id.
@@ -96,22 +95,12 @@ impl FibBuilder {
                 id
             }
         };
-        if self.lpm_has_exact(addr, len) {
+        if !self.prefix_set.insert((addr, len)) {
             return Err(FibError::DuplicatePrefix { addr: ip, len });
         }
-        self.lpm.insert(addr, len, id);
+        self.prefixes.push((addr, len, id));
         self.ipv4_route_count += 1;
         Ok(())
-    }
-
-    fn lpm_has_exact(&mut self, addr: u32, len: u8) -> bool {
-        match self.lpm.remove(addr, len) {
-            Some(v) => {
-                self.lpm.insert(addr, len, v);
-                true
-            }
-            None => false,
-        }
     }
 
     /// Binds an in-label to an entry.
@@ -170,7 +159,7 @@ impl FibBuilder {
     pub fn build(self, generation: u64) -> Fib {
         Fib {
             generation,
-            lpm: self.lpm,
+            lpm: Lpm4::from_prefixes(self.prefixes),
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,

@@ -1,76 +1,282 @@
-//! IPv4 longest-prefix match.
+//! IPv4 longest-prefix match: a Poptrie (Asai & Ohara, SIGCOMM 2015) with an 18-bit
+//! direct-pointing top level, split into 256 copy-on-write /8 blocks.
 //!
-//! PLACEHOLDER: a simple per-length hash table so the rest of the crate can be built and
-//! tested; the forwarding-tables issue replaces the internals with a compact structure.
-//! The public API below is the contract the pipeline and the config compiler code against.
+//! Why this structure: on uniformly random destinations the cost of a lookup is the number
+//! of cache misses, so the table must be small and the path short. DIR-24-8 (`rte_lpm`)
+//! needs 64 MiB for its first level, so nearly every lookup misses the caches. Poptrie keeps
+//! a full view in a few MiB: a 1 MiB array indexed by the top 18 bits answers most lookups
+//! directly (no /19+ prefix in that /18), and the rest walk 64-ary nodes whose children and
+//! leaves are found by a popcount over a bitmap, with runs of equal leaves stored once.
+//! /19–/24 resolve in one node, /25–/30 in two. DXR is as small but ends in a binary
+//! search (several dependent loads); a Tree Bitmap needs more loads per level.
+//!
+//! Updates: the table keeps its prefixes (the control-plane copy) per /8 block next to the
+//! arrays built from them. A change rebuilds only the /18 chunks whose answer changed and
+//! appends their new subtrees to the block's arrays; a block rebuilds its arrays when the
+//! garbage outweighs live data. Blocks are `Arc`s, so cloning an `Lpm4` costs 256 reference
+//! counts and a changed clone copies only the blocks it touches: the way to derive the next
+//! snapshot from the published one without rebuilding everything. Prefixes shorter than /8
+//! are kept apart (at most 255 of them) and resolved per block by `inherit`, so a default
+//! route change never rebuilds a block.
+//!
+//! Values are stored as `value + 1` (0: no route), so the largest value is [`MAX_VALUE`].
+//! Batched lookups ([`Lpm4::lookup_batch`]) walk several keys in lockstep and prefetch the
+//! next level of each, so their cache misses overlap.
+//!
+//! This module must never allocate or lock in a lookup.
 
-use std::collections::HashMap;
+mod batch;
+mod block;
+
+use std::sync::Arc;
+
+use block::{mask, Block, Pfx};
 
 /// Sentinel written by [`Lpm4::lookup_batch`] for a destination with no route.
 pub const NO_ROUTE: u32 = u32::MAX;
 
+/// Largest value an [`Lpm4`] can store (values are route ids; a few hundred in practice).
+pub const MAX_VALUE: u32 = (1 << 31) - 2;
+
+/// Number of /8 blocks.
+const BLOCKS: usize = 256;
+/// Prefixes shorter than this live in `short`, not in a block.
+const BLOCK_LEN: u8 = 8;
+
 /// An IPv4 longest-prefix-match table mapping prefixes to `u32` values (route ids).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Lpm4 {
-    by_len: Vec<HashMap<u32, u32>>,
+    blocks: Box<[Arc<Block>; BLOCKS]>,
+    /// Per block: encoded value of the longest prefix shorter than /8 covering it.
+    inherit: Box<[u32; BLOCKS]>,
+    /// Prefixes shorter than /8, sorted by (addr, len).
+    short: Vec<Pfx>,
+    len: usize,
 }
 
-fn mask(len: u8) -> u32 {
-    if len == 0 {
-        0
-    } else {
-        u32::MAX << (32 - len as u32)
+impl Default for Lpm4 {
+    fn default() -> Lpm4 {
+        Lpm4::new()
     }
+}
+
+fn encode(value: u32) -> u32 {
+    assert!(
+        value <= MAX_VALUE,
+        "LPM value {value} is over the maximum {MAX_VALUE}"
+    );
+    value + 1
 }
 
 impl Lpm4 {
     /// An empty table.
     pub fn new() -> Lpm4 {
+        let empty = Arc::new(Block::empty());
         Lpm4 {
-            by_len: vec![HashMap::new(); 33],
+            blocks: Box::new(std::array::from_fn(|_| empty.clone())),
+            inherit: Box::new([0; BLOCKS]),
+            short: Vec::new(),
+            len: 0,
         }
     }
 
+    /// Builds a table from `(addr, len, value)` in one pass, much faster than repeated
+    /// [`Lpm4::insert`]. Host bits are ignored; of duplicate prefixes the last one wins.
+    /// Panics on a length over 32 or a value over [`MAX_VALUE`].
+    pub fn from_prefixes<I: IntoIterator<Item = (u32, u8, u32)>>(prefixes: I) -> Lpm4 {
+        let mut all: Vec<Pfx> = prefixes
+            .into_iter()
+            .map(|(addr, len, value)| {
+                assert!(len <= 32, "prefix length {len} is over 32");
+                Pfx {
+                    addr: addr & mask(len),
+                    len,
+                    enc: encode(value),
+                }
+            })
+            .collect();
+        // Stable sort keeps insertion order among duplicates; keep the last of each run.
+        all.sort_by_key(Pfx::key);
+        let mut dedup: Vec<Pfx> = Vec::with_capacity(all.len());
+        for p in all {
+            match dedup.last_mut() {
+                Some(last) if last.key() == p.key() => *last = p,
+                _ => dedup.push(p),
+            }
+        }
+        let mut lpm = Lpm4::new();
+        lpm.len = dedup.len();
+        let (short, long): (Vec<Pfx>, Vec<Pfx>) =
+            dedup.into_iter().partition(|p| p.len < BLOCK_LEN);
+        lpm.short = short;
+        let mut k = 0;
+        while k < long.len() {
+            let b = (long[k].addr >> 24) as usize;
+            let n = long[k..].partition_point(|p| (p.addr >> 24) as usize == b);
+            lpm.blocks[b] = Arc::new(Block::build(long[k..k + n].to_vec()));
+            k += n;
+        }
+        lpm.refresh_inherit(0, BLOCKS);
+        lpm
+    }
+
+    /// Recomputes `inherit` for blocks `first..first + count`.
+    fn refresh_inherit(&mut self, first: usize, count: usize) {
+        for b in first..first + count {
+            let base = (b as u32) << 24;
+            self.inherit[b] = self
+                .short
+                .iter()
+                .filter(|p| base & mask(p.len) == p.addr)
+                .max_by_key(|p| p.len)
+                .map_or(0, |p| p.enc);
+        }
+    }
+
+    fn short_range(addr: u32, len: u8) -> (usize, usize) {
+        ((addr >> 24) as usize, 1 << (BLOCK_LEN - len))
+    }
+
     /// Inserts or replaces `addr/len` -> `value`. Host bits of `addr` are ignored.
-    /// `value` must not be [`NO_ROUTE`].
+    /// `value` must not be [`NO_ROUTE`] and at most [`MAX_VALUE`].
     pub fn insert(&mut self, addr: u32, len: u8, value: u32) {
-        assert!(len <= 32 && value != NO_ROUTE);
-        self.by_len[len as usize].insert(addr & mask(len), value);
+        assert!(len <= 32, "prefix length {len} is over 32");
+        let p = Pfx {
+            addr: addr & mask(len),
+            len,
+            enc: encode(value),
+        };
+        let fresh = if len < BLOCK_LEN {
+            let fresh = match self.short.binary_search_by_key(&p.key(), Pfx::key) {
+                Ok(i) => {
+                    self.short[i] = p;
+                    false
+                }
+                Err(i) => {
+                    self.short.insert(i, p);
+                    true
+                }
+            };
+            let (first, count) = Lpm4::short_range(p.addr, len);
+            self.refresh_inherit(first, count);
+            fresh
+        } else {
+            Arc::make_mut(&mut self.blocks[(p.addr >> 24) as usize])
+                .insert(p)
+                .is_none()
+        };
+        self.len += usize::from(fresh);
     }
 
     /// Removes `addr/len`; returns its value if it was present.
     pub fn remove(&mut self, addr: u32, len: u8) -> Option<u32> {
-        assert!(len <= 32);
-        self.by_len[len as usize].remove(&(addr & mask(len)))
+        assert!(len <= 32, "prefix length {len} is over 32");
+        let addr = addr & mask(len);
+        let enc = if len < BLOCK_LEN {
+            let i = self
+                .short
+                .binary_search_by_key(&(addr, len), Pfx::key)
+                .ok()?;
+            let enc = self.short.remove(i).enc;
+            let (first, count) = Lpm4::short_range(addr, len);
+            self.refresh_inherit(first, count);
+            enc
+        } else {
+            let b = (addr >> 24) as usize;
+            self.blocks[b].get(addr, len)?;
+            Arc::make_mut(&mut self.blocks[b]).remove(addr, len)?
+        };
+        self.len -= 1;
+        Some(enc - 1)
+    }
+
+    /// The value stored for exactly `addr/len` (host bits ignored).
+    pub fn get(&self, addr: u32, len: u8) -> Option<u32> {
+        assert!(len <= 32, "prefix length {len} is over 32");
+        let addr = addr & mask(len);
+        let enc = if len < BLOCK_LEN {
+            let i = self
+                .short
+                .binary_search_by_key(&(addr, len), Pfx::key)
+                .ok()?;
+            self.short[i].enc
+        } else {
+            self.blocks[(addr >> 24) as usize].get(addr, len)?
+        };
+        Some(enc - 1)
+    }
+
+    /// Encoded result: value + 1, or 0 for no route.
+    #[inline(always)]
+    fn lookup_enc(&self, addr: u32) -> u32 {
+        let b = (addr >> 24) as usize;
+        let v = self.blocks[b].lookup(addr);
+        if v == 0 {
+            self.inherit[b]
+        } else {
+            v
+        }
     }
 
     /// The value of the longest prefix covering `addr`.
+    #[inline]
     pub fn lookup(&self, addr: u32) -> Option<u32> {
-        (0..=32u8)
-            .rev()
-            .find_map(|len| self.by_len[len as usize].get(&(addr & mask(len))).copied())
+        self.lookup_enc(addr).checked_sub(1)
     }
 
     /// Looks up every address in `addrs`; `out[i]` gets the value or [`NO_ROUTE`].
-    /// `out` must be at least as long as `addrs`.
+    /// `out` must be at least as long as `addrs`. Several lookups are kept in flight.
+    #[inline]
     pub fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
-        for (a, o) in addrs.iter().zip(out.iter_mut()) {
-            *o = self.lookup(*a).unwrap_or(NO_ROUTE);
-        }
+        batch::lookup_batch(self, addrs, out)
     }
 
     /// Number of prefixes stored.
     pub fn len(&self) -> usize {
-        self.by_len.iter().map(|m| m.len()).sum()
+        self.len
     }
 
     /// True when no prefix is stored.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
-    /// Approximate heap bytes held.
+    /// Bytes of the structure lookups read (top arrays, nodes, leaves, block table),
+    /// counting blocks shared by several /8s once.
     pub fn memory_bytes(&self) -> usize {
-        self.len() * 16
+        self.distinct_blocks()
+            .map(|b| b.lookup_bytes())
+            .sum::<usize>()
+            + std::mem::size_of_val(&*self.blocks)
+            + std::mem::size_of_val(&*self.inherit)
+    }
+
+    /// Bytes of the control-plane copy of the prefixes, kept for incremental updates and
+    /// never read by lookups.
+    pub fn control_bytes(&self) -> usize {
+        self.distinct_blocks()
+            .map(|b| b.control_bytes())
+            .sum::<usize>()
+            + self.short.capacity() * std::mem::size_of::<Pfx>()
+    }
+
+    fn distinct_blocks(&self) -> impl Iterator<Item = &Block> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| !self.blocks[..*i].iter().any(|o| Arc::ptr_eq(o, b)))
+            .map(|(_, b)| &**b)
+    }
+
+    /// All stored prefixes as `(addr, len, value)`, sorted by address then length.
+    pub fn to_vec(&self) -> Vec<(u32, u8, u32)> {
+        let mut all: Vec<(u32, u8, u32)> = self
+            .short
+            .iter()
+            .chain(self.blocks.iter().flat_map(|b| b.prefixes()))
+            .map(|p| (p.addr, p.len, p.enc - 1))
+            .collect();
+        all.sort_unstable();
+        all
     }
 }

@@ -18,12 +18,13 @@ mod builder;
 mod ecmp;
 mod label_table;
 mod lpm4;
+pub mod prefix_list;
 
 pub use adjacency::{Adjacency, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
 pub use ecmp::{EcmpError, EcmpGroup};
 pub use label_table::LabelTable;
-pub use lpm4::{Lpm4, NO_ROUTE};
+pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};
 
 /// Index of an [`Adjacency`] in a [`Fib`].
 pub type AdjId = u32;

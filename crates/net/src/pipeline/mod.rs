@@ -1,1 +1,231 @@
-//! placeholder
+//! The data path: one burst of received frames in, one [`Verdict`] per frame out.
+//!
+//! Stages, each run over the whole burst before the next (grout/VPP style, so that table
+//! lookups of different packets overlap):
+//! 1. [`classify`]: Ethernet, ethertype, IPv4 input checks (RFC 1812 §5.2.2);
+//! 2. [`mpls`]: label stack walk and label table lookups (LSR/egress LER decisions);
+//! 3. [`ipv4`]: one batched LPM lookup for every packet that needs one, route targets;
+//! 4. [`rewrite`]: ECMP member by flow hash ([`hash`]), MTU, then the in-place rewrite from
+//!    the adjacency's precomputed header.
+//!
+//! Nothing is written to a packet before its verdict is known, so packets punted to the
+//! slow path or dropped are exactly as received (the slow path quotes them in ICMP).
+//! Never allocates, locks or blocks; the per-packet state lives in a stack array.
+//!
+//! Decisions the design left open, taken here:
+//! - Uniform-mode disposition writes `min(IP TTL, label TTL - 1)` into the exposed header
+//!   (and the same for an exposed label), so a TTL never grows.
+//! - Pipe mode leaves the exposed header's TTL as is (the LSP is one hop, counted by the
+//!   ingress LER); an exposed TTL of 0 is never forwarded (ttl_expired).
+//! - Explicit null (0) is popped in uniform mode; an entropy label indicator at the top
+//!   is popped together with its entropy label.
+//! - TTL expiry is decided where the packet would be forwarded, so a packet for the
+//!   router itself with TTL 1 is still delivered (RFC 1812 §5.3.1).
+//! - Tagged frames are dropped (`vlan_tagged`) unless `accept_vlan`; accepted tags are
+//!   removed (the adjacency header is untagged).
+
+mod classify;
+mod hash;
+mod ipv4;
+mod mpls;
+mod rewrite;
+mod verdict;
+
+pub use verdict::{DropReason, PuntReason, Verdict};
+
+use crate::fib::{Fib, NextHop, TtlMode, NO_ROUTE};
+use crate::packet::PacketBuf;
+use crate::wire::mpls::DEFAULT_MAX_DEPTH;
+
+/// Packets handled per internal chunk; longer bursts are processed in chunks.
+pub const CHUNK: usize = 64;
+
+/// Pipeline settings (from the startup config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipelineConfig {
+    /// Deepest label stack walked; deeper stacks are dropped (`stack_too_deep`).
+    pub max_label_depth: usize,
+    /// Accept 802.1Q-tagged frames (the tag is removed on output).
+    pub accept_vlan: bool,
+    /// Send IPv4 packets with options to the slow path instead of forwarding them as is.
+    pub punt_ip_options: bool,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            max_label_depth: DEFAULT_MAX_DEPTH,
+            accept_vlan: false,
+            punt_ip_options: false,
+        }
+    }
+}
+
+/// The forwarding pipeline of one worker. Stateless apart from its settings: the tables
+/// come in with every burst (the worker's current [`Fib`] snapshot).
+#[derive(Debug, Clone, Default)]
+pub struct Pipeline {
+    config: PipelineConfig,
+}
+
+/// What to write into the first kept header after the rewrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fix {
+    None,
+    LabelTtl(u8),
+    Ipv4Ttl(u8),
+}
+
+/// Where a packet stands between stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    Done(Verdict),
+    Mpls,
+    Ipv4 { dst: u32 },
+    NextHop(NextHop),
+}
+
+/// Per-packet state carried between stages. Offsets are from the frame start.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Work {
+    pub next: Next,
+    /// First byte after the Ethernet header.
+    pub l3: usize,
+    /// End of the received label stack (`l3` for IPv4).
+    pub stack_end: usize,
+    /// A length-checked IPv4 header right after the stack.
+    pub ip: Option<usize>,
+    /// End of the payload to keep (IPv4 total length: Ethernet padding is trimmed).
+    pub end: usize,
+    /// First received byte kept in the output (after the stripped / popped headers).
+    pub keep: usize,
+    /// Outgoing TTL: of the swapped label (MPLS) or of the IPv4 header; 0 = expired.
+    pub out_ttl: u8,
+    /// TC for pushed labels.
+    pub tc: u8,
+    /// TTL mode of the entry or route whose adjacency pushes labels.
+    pub mode: TtlMode,
+    /// The bottom pushed label replaces a received one (swap): it takes `out_ttl`.
+    pub swap: bool,
+    /// No labels are kept below the pushed ones (the S bit goes on the bottom push).
+    pub bos: bool,
+    pub fix: Fix,
+}
+
+impl Work {
+    const EMPTY: Work = Work {
+        next: Next::Done(Verdict::Drop(DropReason::Truncated)),
+        l3: 0,
+        stack_end: 0,
+        ip: None,
+        end: 0,
+        keep: 0,
+        out_ttl: 0,
+        tc: 0,
+        mode: TtlMode::Uniform,
+        swap: false,
+        bos: true,
+        fix: Fix::None,
+    };
+
+    #[inline]
+    pub(crate) fn done(&mut self, v: Verdict) {
+        self.next = Next::Done(v);
+    }
+}
+
+impl Pipeline {
+    /// A pipeline with these settings (a depth limit of 0 is taken as 1).
+    pub fn new(mut config: PipelineConfig) -> Pipeline {
+        config.max_label_depth = config.max_label_depth.max(1);
+        Pipeline { config }
+    }
+
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    /// Processes a burst received on `in_port`: `verdicts[i]` is the fate of `pkts[i]`,
+    /// which is rewritten in place when forwarded and untouched otherwise. Only the first
+    /// `min(pkts.len(), verdicts.len())` packets are processed.
+    pub fn process_burst<P: PacketBuf>(
+        &self,
+        fib: &Fib,
+        in_port: u16,
+        pkts: &mut [P],
+        verdicts: &mut [Verdict],
+    ) {
+        let n = pkts.len().min(verdicts.len());
+        for (p, v) in pkts[..n]
+            .chunks_mut(CHUNK)
+            .zip(verdicts[..n].chunks_mut(CHUNK))
+        {
+            self.process_chunk(fib, in_port, p, v, false);
+        }
+    }
+
+    /// Routes one IPv4 packet the router itself originated (an ICMP reply from the slow
+    /// path): the frame is a placeholder 14-byte Ethernet header followed by the IPv4
+    /// datagram. No input checks against martians, no TTL decrement; labels are pushed as
+    /// for forwarded traffic.
+    pub fn originate<P: PacketBuf>(&self, fib: &Fib, pkt: &mut P) -> Verdict {
+        let mut v = [Verdict::Drop(DropReason::Truncated)];
+        self.process_chunk(fib, u16::MAX, core::slice::from_mut(pkt), &mut v, true);
+        v[0]
+    }
+
+    fn process_chunk<P: PacketBuf>(
+        &self,
+        fib: &Fib,
+        in_port: u16,
+        pkts: &mut [P],
+        verdicts: &mut [Verdict],
+        originate: bool,
+    ) {
+        let n = pkts.len();
+        let mut work = [Work::EMPTY; CHUNK];
+        for (w, p) in work.iter_mut().zip(pkts.iter()) {
+            *w = classify::classify(&self.config, p.data(), originate);
+        }
+        for (w, p) in work[..n].iter_mut().zip(pkts.iter()) {
+            if w.next == Next::Mpls {
+                mpls::resolve(&self.config, fib, in_port, p.data(), w);
+            }
+        }
+        let mut dsts = [0u32; CHUNK];
+        let mut which = [0u8; CHUNK];
+        let mut m = 0;
+        for (i, w) in work[..n].iter().enumerate() {
+            if let Next::Ipv4 { dst } = w.next {
+                dsts[m] = dst;
+                which[m] = i as u8;
+                m += 1;
+            }
+        }
+        let mut routes = [NO_ROUTE; CHUNK];
+        fib.lookup_ipv4_batch(&dsts[..m], &mut routes[..m]);
+        for j in 0..m {
+            let i = which[j] as usize;
+            ipv4::route(
+                fib,
+                in_port,
+                pkts[i].data(),
+                &mut work[i],
+                routes[j],
+                originate,
+            );
+        }
+        for ((w, p), v) in work[..n]
+            .iter()
+            .zip(pkts.iter_mut())
+            .zip(verdicts.iter_mut())
+        {
+            *v = match w.next {
+                Next::Done(v) => v,
+                Next::NextHop(nh) => rewrite::forward(fib, in_port, p, w, nh),
+                // Every stage above settles the packets it takes.
+                Next::Mpls | Next::Ipv4 { .. } => Verdict::Drop(DropReason::NoRoute),
+            };
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! [`RouteSet`] + ports -> [`Fib`].
+//!
+//! Adds, per port, the connected subnets (`RouteTarget::Connected`: the slow path ARPs
+//! for unknown hosts) and the router's own addresses (`/32`, `RouteTarget::Local`);
+//! a `/32` per static neighbor so traffic to it needs no glean (unless the file routes
+//! that `/32` itself); then the file's routes and labels. Adjacencies are shared by
+//! (port, neighbor, label stack) and ECMP groups by their member list, so a full table
+//! builds a few hundred of each. Input must come from [`super::parse_routes`] with the
+//! same ports: a builder error here is a validation gap, reported as such.
+
+use std::collections::{HashMap, HashSet};
+
+use net::fib::{
+    AdjId, Adjacency, Fib, FibBuilder, FibError, Ipv4Route, LabelEntry, NextHop, RouteTarget,
+    TtlMode,
+};
+
+use super::{NhSpec, RouteSet, TargetSpec, UNKNOWN_PORT};
+use crate::startup::PortIface;
+use crate::types::Cidr;
+
+/// Why a validated set could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    #[error("routes were checked without ports; check them against the startup config")]
+    NoPorts,
+    #[error("next hop on port {0}, which does not exist")]
+    UnknownPort(u16),
+    #[error("internal validation gap: {0}")]
+    Fib(#[from] FibError),
+}
+
+struct Ctx<'a> {
+    b: FibBuilder,
+    ports: &'a [PortIface],
+    macs: HashMap<(u16, u32), [u8; 6]>,
+    adjs: HashMap<(u16, u32, Vec<u32>), AdjId>,
+    groups: HashMap<Vec<(AdjId, u32)>, u32>,
+}
+
+impl Ctx<'_> {
+    fn adj(&mut self, nh: &NhSpec) -> Result<AdjId, CompileError> {
+        let k = (nh.port, nh.via, nh.labels.clone());
+        if let Some(&a) = self.adjs.get(&k) {
+            return Ok(a);
+        }
+        let p = self
+            .ports
+            .get(nh.port as usize)
+            .filter(|_| nh.port != UNKNOWN_PORT)
+            .ok_or(CompileError::UnknownPort(nh.port))?;
+        let dst = self.macs.get(&(nh.port, nh.via)).copied();
+        let a = self.b.add_adjacency(Adjacency::new(
+            p.id,
+            p.mtu,
+            nh.via.to_be_bytes(),
+            dst,
+            p.mac,
+            &nh.labels,
+        ));
+        self.adjs.insert(k, a);
+        Ok(a)
+    }
+
+    fn next_hop(&mut self, nhs: &[NhSpec]) -> Result<NextHop, CompileError> {
+        if let [one] = nhs {
+            return Ok(NextHop::Adjacency(self.adj(one)?));
+        }
+        let mut members = Vec::with_capacity(nhs.len());
+        for n in nhs {
+            members.push((self.adj(n)?, n.weight));
+        }
+        if let Some(&g) = self.groups.get(&members) {
+            return Ok(NextHop::Ecmp(g));
+        }
+        let g = self.b.add_ecmp(&members)?;
+        self.groups.insert(members, g);
+        Ok(NextHop::Ecmp(g))
+    }
+}
+
+/// Builds a snapshot with this generation number.
+pub fn compile(set: &RouteSet, ports: &[PortIface], generation: u64) -> Result<Fib, CompileError> {
+    if !set.ports_checked {
+        return Err(CompileError::NoPorts);
+    }
+    let mut c = Ctx {
+        b: FibBuilder::new(),
+        ports,
+        macs: set
+            .neighbors
+            .iter()
+            .map(|n| ((n.port, n.ip), n.mac))
+            .collect(),
+        adjs: HashMap::new(),
+        groups: HashMap::new(),
+    };
+    let uniform = |target| Ipv4Route {
+        target,
+        ttl_mode: TtlMode::Uniform,
+    };
+    let mut taken: HashSet<Cidr> = HashSet::new();
+    for p in ports {
+        if let Some(first) = p.addresses.first() {
+            c.b.set_port_address(p.id, first.addr.to_be_bytes());
+        }
+        for a in &p.addresses {
+            let host = Cidr {
+                addr: a.addr,
+                len: 32,
+            };
+            if a.len < 32 && taken.insert(a.network()) {
+                let n = a.network();
+                c.b.add_ipv4_route(
+                    n.addr,
+                    n.len,
+                    uniform(RouteTarget::Connected { port: p.id }),
+                )?;
+            }
+            if taken.insert(host) {
+                c.b.add_ipv4_route(a.addr, 32, uniform(RouteTarget::Local))?;
+            }
+        }
+    }
+    let user: HashSet<Cidr> = set
+        .ipv4
+        .iter()
+        .filter(|(p, _)| p.len == 32)
+        .map(|(p, _)| *p)
+        .collect();
+    for n in &set.neighbors {
+        let host = Cidr {
+            addr: n.ip,
+            len: 32,
+        };
+        if !user.contains(&host) && taken.insert(host) {
+            let nh = c.next_hop(&[NhSpec {
+                port: n.port,
+                via: n.ip,
+                labels: Vec::new(),
+                weight: 1,
+            }])?;
+            c.b.add_ipv4_route(n.ip, 32, uniform(RouteTarget::NextHop(nh)))?;
+        }
+    }
+    let mut routes: Vec<Option<Ipv4Route>> = vec![None; set.specs.len()];
+    for &(prefix, id) in &set.ipv4 {
+        let route = match routes[id as usize] {
+            Some(r) => r,
+            None => {
+                let spec = &set.specs[id as usize];
+                let target = match &spec.target {
+                    TargetSpec::Local => RouteTarget::Local,
+                    TargetSpec::Blackhole => RouteTarget::Blackhole,
+                    TargetSpec::NextHops(nhs) => RouteTarget::NextHop(c.next_hop(nhs)?),
+                };
+                let r = Ipv4Route {
+                    target,
+                    ttl_mode: spec.ttl,
+                };
+                routes[id as usize] = Some(r);
+                r
+            }
+        };
+        c.b.add_ipv4_route(prefix.addr, prefix.len, route)?;
+    }
+    for (label, spec) in &set.labels {
+        let next_hop = if spec.nexthops.is_empty() {
+            None
+        } else {
+            Some(c.next_hop(&spec.nexthops)?)
+        };
+        c.b.add_label(
+            *label,
+            LabelEntry {
+                op: spec.op,
+                next_hop,
+                ttl_mode: spec.ttl,
+            },
+        )?;
+    }
+    Ok(c.b.build(generation))
+}

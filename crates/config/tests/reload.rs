@@ -1,0 +1,113 @@
+//! Reload: a bad file leaves the last good state; a storm of edits ends on the last one.
+
+use std::path::{Path, PathBuf};
+
+use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+use net::fib::{Fib, NextHop, RouteTarget};
+
+fn ctx() -> RouteContext {
+    let cfg = StartupConfig::parse(
+        Path::new("/x/r.yaml"),
+        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
+    )
+    .unwrap();
+    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
+}
+
+/// Next hop of `dst`'s route (last octet of the neighbor), if it has a single one.
+fn via(fib: &Fib, dst: u32) -> Option<u8> {
+    match fib.route(fib.lookup_ipv4(dst)?).target {
+        RouteTarget::NextHop(NextHop::Adjacency(a)) => Some(fib.adjacency(a).neighbor[3]),
+        _ => None,
+    }
+}
+
+fn routes(n: u32, nh: u8) -> String {
+    let mut s = String::from("routes_compact:\n");
+    for i in 0..n {
+        s += &format!("  - 20.{}.{}.0/24 via 10.0.1.{nh}\n", i >> 8, i & 255);
+    }
+    s
+}
+
+fn updated(o: ReloadOutcome) -> (Fib, config::RouteDiff) {
+    match o {
+        ReloadOutcome::Updated { fib, diff, .. } => (fib, diff),
+        ReloadOutcome::Unchanged { .. } => panic!("expected a new table"),
+    }
+}
+
+#[test]
+fn bad_file_leaves_the_old_state() {
+    let mut st = ReloadState::new("/x/routes.yaml", ctx());
+    let (fib, diff) = updated(st.apply_text(routes(10, 2)).unwrap());
+    assert_eq!(fib.generation(), 1);
+    assert_eq!(diff.ipv4_added, 10);
+    assert_eq!(via(&fib, 0x14000005), Some(2));
+    let before = st.current().cloned();
+
+    let bad = routes(10, 3).replace("20.0.4.0/24", "20.0.4.1/24");
+    let e = st.apply_text(bad).unwrap_err();
+    let d = e.diagnostics().unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!((d.0[0].line, d.0[0].col), (6, 5));
+    assert!(d.0[0].message.contains("host bits"));
+    assert_eq!(st.generation(), 1);
+    assert_eq!(st.current().cloned(), before);
+
+    // A comment-only edit yields no new table; a real edit is generation 2.
+    assert!(matches!(
+        st.apply_text(routes(10, 2) + "# comment\n").unwrap(),
+        ReloadOutcome::Unchanged { .. }
+    ));
+    assert_eq!(st.generation(), 1);
+    let (fib, diff) = updated(st.apply_text(routes(11, 3)).unwrap());
+    assert_eq!(fib.generation(), 2);
+    assert_eq!(
+        (diff.ipv4_added, diff.ipv4_changed, diff.ipv4_removed),
+        (1, 10, 0)
+    );
+    assert_eq!(via(&fib, 0x14000a05), Some(3));
+}
+
+#[test]
+fn reload_storm_ends_on_the_last_content() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("config-storm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("routes.yaml");
+    let mut st = ReloadState::new(&path, ctx());
+    let mut last_good = None;
+    let mut generations = 0;
+    for i in 0..300u32 {
+        // Editors write by rename: write a temp file, then move it over the original.
+        let nh = 2 + (i % 200) as u8;
+        let text = if i % 7 == 3 {
+            format!("{}  - bogus line {i}\n", routes(50, nh))
+        } else {
+            format!("{}  - 30.0.0.0/8 via 10.0.0.{nh}\n", routes(50 + i % 5, nh))
+        };
+        let tmp = dir.join(".routes.yaml.tmp");
+        std::fs::write(&tmp, &text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        match st.reload() {
+            Ok(ReloadOutcome::Updated { fib, .. }) => {
+                generations += 1;
+                assert_eq!(fib.generation(), generations);
+                last_good = Some((i, nh, fib));
+            }
+            Ok(ReloadOutcome::Unchanged { .. }) => panic!("every good write differs"),
+            Err(_) => assert!(i % 7 == 3, "write {i} was valid"),
+        }
+    }
+    let (i, nh, fib) = last_good.unwrap();
+    assert_eq!(i, 299);
+    assert_eq!(st.generation(), generations);
+    assert_eq!(fib.stats().ipv4_routes, 4 + 50 + 299 % 5 + 1);
+    // The last write had 54 routes 20.0.0.0/24..20.0.53.0/24 via 10.0.1.101.
+    assert_eq!(nh, 101);
+    assert_eq!(via(&fib, 0x14003501), Some(nh));
+    assert_eq!(via(&fib, 0x14003601), None);
+    assert_eq!(via(&fib, 0x14000001), Some(nh));
+    assert_eq!(via(&fib, 0x1e010203), Some(nh));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

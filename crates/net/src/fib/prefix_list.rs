@@ -1,0 +1,161 @@
+//! Prefix lists (one IPv4 CIDR per line, plain or gzip) and random destinations inside the
+//! space they announce: the inputs of LPM tests, benchmarks and `mplsrouter bench-lookup`.
+//!
+//! Pure: it takes bytes and returns vectors; reading the file is the caller's business.
+
+use std::io::Read;
+
+/// Why a prefix list could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PrefixListError {
+    #[error("line {line}: `{text}` is not an IPv4 prefix (expected a.b.c.d/len, len <= 32)")]
+    BadLine { line: usize, text: String },
+    #[error("the data starts like gzip but does not decompress: {0}")]
+    Gzip(std::io::Error),
+    #[error("the list is not UTF-8 text")]
+    NotText,
+}
+
+/// Parses a prefix list: one `a.b.c.d/len` per line; blank lines and `#` comments are
+/// skipped; host bits are cleared. Gzip input (by its magic bytes) is decompressed first.
+pub fn parse_prefix_list(bytes: &[u8]) -> Result<Vec<(u32, u8)>, PrefixListError> {
+    let mut text = String::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_string(&mut text)
+            .map_err(PrefixListError::Gzip)?;
+    } else {
+        text = std::str::from_utf8(bytes)
+            .map_err(|_| PrefixListError::NotText)?
+            .to_owned();
+    }
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = || PrefixListError::BadLine {
+            line: i + 1,
+            text: raw.to_owned(),
+        };
+        let (a, l) = line.split_once('/').ok_or_else(bad)?;
+        let addr: std::net::Ipv4Addr = a.parse().map_err(|_| bad())?;
+        let len: u8 = l.parse().map_err(|_| bad())?;
+        if len > 32 {
+            return Err(bad());
+        }
+        let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+        out.push((u32::from(addr) & mask, len));
+    }
+    Ok(out)
+}
+
+/// SplitMix64: a small, fast, deterministic generator (no dependency needed).
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// `n` destinations drawn uniformly from the union of the address space the prefixes
+/// cover (every key has a route), reproducible from `seed`. Empty if `prefixes` is.
+pub fn random_keys_in(prefixes: &[(u32, u8)], n: usize, seed: u64) -> Vec<u32> {
+    // Disjoint intervals [start, end) of the union, as u64 to hold 2^32.
+    let mut iv: Vec<(u64, u64)> = prefixes
+        .iter()
+        .map(|&(a, l)| (u64::from(a), u64::from(a) + (1u64 << (32 - l))))
+        .collect();
+    iv.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in iv {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    if merged.is_empty() {
+        return Vec::new();
+    }
+    // cum[i]: addresses in intervals before i.
+    let mut cum = Vec::with_capacity(merged.len());
+    let mut total = 0u64;
+    for &(s, e) in &merged {
+        cum.push(total);
+        total += e - s;
+    }
+    let mut rng = SplitMix64(seed);
+    (0..n)
+        .map(|_| {
+            let r = rng.next_u64() % total;
+            let i = cum.partition_point(|&c| c <= r) - 1;
+            (merged[i].0 + (r - cum[i])) as u32
+        })
+        .collect()
+}
+
+/// Gives each prefix one of `distinct` values by a fixed hash, the way a benchmark spreads
+/// a realistic number of next hops (a few hundred) over a table without next hops.
+pub fn spread_values(prefixes: &[(u32, u8)], distinct: u32) -> Vec<(u32, u8, u32)> {
+    assert!(distinct > 0);
+    prefixes
+        .iter()
+        .map(|&(a, l)| {
+            let h = SplitMix64(u64::from(a) << 8 | u64::from(l)).next_u64();
+            (a, l, (h % u64::from(distinct)) as u32)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_gzip() {
+        let text = "# comment\n10.0.0.0/8\n\n192.168.1.7/24 # host bits\n0.0.0.0/0\n";
+        let want = vec![(0x0a00_0000, 8), (0xc0a8_0100, 24), (0, 0)];
+        assert_eq!(parse_prefix_list(text.as_bytes()).unwrap(), want);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+        assert_eq!(parse_prefix_list(&gz.finish().unwrap()).unwrap(), want);
+    }
+
+    #[test]
+    fn rejects_bad_lines_with_line_number() {
+        for bad in ["10.0.0.0/33", "10.0.0/8", "10.0.0.0", "x/8"] {
+            let text = format!("1.0.0.0/8\n{bad}\n");
+            match parse_prefix_list(text.as_bytes()) {
+                Err(PrefixListError::BadLine { line: 2, text }) => assert_eq!(text, bad),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn random_keys_stay_inside_and_cover_every_interval() {
+        let prefixes = [(0x0a00_0000, 30), (0x0a00_0002, 31), (0xc000_0000, 32)];
+        let keys = random_keys_in(&prefixes, 2000, 7);
+        assert_eq!(keys.len(), 2000);
+        let mut seen = std::collections::HashSet::new();
+        for k in &keys {
+            assert!(
+                (0x0a00_0000..0x0a00_0004).contains(k) || *k == 0xc000_0000,
+                "{k:x}"
+            );
+            seen.insert(*k);
+        }
+        // 5 addresses in the union, each drawn with probability 1/5.
+        assert_eq!(seen.len(), 5);
+        assert_eq!(random_keys_in(&prefixes, 10, 7), keys[..10]);
+        assert!(random_keys_in(&[], 10, 7).is_empty());
+        assert_eq!(random_keys_in(&[(0, 0)], 3, 1).len(), 3);
+    }
+}

@@ -1,1 +1,0 @@
-//! ICMP generation (placeholder until the forwarding-core issue lands).

@@ -1,0 +1,38 @@
+//! Stage 1: Ethernet and ethertype; RFC 1812 input checks for plain IPv4.
+
+use super::{ipv4, DropReason, Next, PipelineConfig, PuntReason, Verdict, Work};
+use crate::wire::be16;
+use crate::wire::ethernet::{
+    ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
+};
+
+#[inline]
+pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool) -> Work {
+    let mut w = Work::EMPTY;
+    w.end = data.len();
+    if data.len() < HEADER_LEN {
+        return w; // Done(Drop(Truncated))
+    }
+    let mut et = be16(data, 12);
+    w.l3 = HEADER_LEN;
+    if et == ETHERTYPE_VLAN {
+        if !cfg.accept_vlan {
+            w.done(Verdict::Drop(DropReason::VlanTagged));
+            return w;
+        }
+        if data.len() < HEADER_LEN + VLAN_TAG_LEN {
+            return w;
+        }
+        et = be16(data, 16);
+        w.l3 = HEADER_LEN + VLAN_TAG_LEN;
+    }
+    w.stack_end = w.l3;
+    w.keep = w.l3;
+    match et {
+        ETHERTYPE_IPV4 => ipv4::input(cfg, data, &mut w, originate),
+        ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
+        ETHERTYPE_ARP if !originate => w.done(Verdict::SlowPath(PuntReason::Arp)),
+        _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
+    }
+    w
+}

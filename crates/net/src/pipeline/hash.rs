@@ -1,0 +1,52 @@
+//! The ECMP flow hash: the same flow always hashes the same, whatever its TTL or TC.
+//!
+//! Inputs: the received label stack without reserved labels (after an entropy label
+//! indicator, the entropy label alone, RFC 6790), plus, when the payload is IPv4 and not
+//! a fragment, source, destination, protocol and L4 ports.
+
+use crate::wire::ipv4::Ipv4Packet;
+use crate::wire::l4;
+use crate::wire::mpls::{is_reserved, LabelStackEntry, ENTRY_LEN, LABEL_ELI};
+
+#[inline]
+fn mix(h: u32, w: u32) -> u32 {
+    (h ^ w).wrapping_mul(0x9e37_79b1).rotate_left(13)
+}
+
+/// murmur3's finaliser: every input bit reaches the low bits the bucket index uses.
+#[inline]
+fn fmix(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// Flow hash of a packet whose label stack is `stack` (may be empty) and whose IPv4
+/// header, if any, starts `ip`.
+pub(crate) fn flow_hash(stack: &[u8], ip: Option<&[u8]>) -> u32 {
+    let mut h = 0x2545_f491;
+    let mut words = stack.chunks_exact(ENTRY_LEN);
+    while let Some(w) = words.next() {
+        let label = LabelStackEntry(u32::from_be_bytes([w[0], w[1], w[2], w[3]])).label();
+        if label == LABEL_ELI {
+            if let Some(el) = words.next() {
+                let el = LabelStackEntry(u32::from_be_bytes([el[0], el[1], el[2], el[3]]));
+                return fmix(mix(0x6c8e_9cf5, el.label()));
+            }
+        } else if !is_reserved(label) {
+            h = mix(h, label);
+        }
+    }
+    if let Some(ip) = ip.and_then(|b| Ipv4Packet::new_checked(b).ok()) {
+        if !ip.is_fragment() {
+            h = mix(h, u32::from_be_bytes(ip.src_addr()));
+            h = mix(h, u32::from_be_bytes(ip.dst_addr()));
+            let ports = l4::ports(ip.protocol(), ip.payload()).unwrap_or((0, 0));
+            h = mix(h, (ip.protocol() as u32) << 16);
+            h = mix(h, (ports.0 as u32) << 16 | ports.1 as u32);
+        }
+    }
+    fmix(h)
+}

@@ -1,0 +1,101 @@
+//! Stage 3 (and the IPv4 half of stage 1): RFC 1812 input checks and route targets.
+
+use super::{DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
+use crate::fib::{Fib, RouteId, RouteTarget, NO_ROUTE};
+use crate::wire::{be16, checksum};
+
+/// Checks the IPv4 header at `w.stack_end` (RFC 1812 §5.2.2 and §5.3.7) and queues the
+/// packet for the LPM lookup. Sets `w.ip`, `w.end`, `w.keep`; `w.out_ttl` becomes the TTL
+/// to emit (decremented unless the router originated the packet).
+pub(crate) fn input(cfg: &PipelineConfig, data: &[u8], w: &mut Work, originate: bool) {
+    match check(cfg, data, w.stack_end, originate) {
+        Err(v) => w.done(v),
+        Ok((dst, end)) => {
+            let off = w.stack_end;
+            w.ip = Some(off);
+            w.end = end;
+            w.keep = off;
+            let ttl = data[off + 8];
+            w.out_ttl = if originate {
+                ttl
+            } else {
+                ttl.saturating_sub(1)
+            };
+            w.next = Next::Ipv4 { dst };
+        }
+    }
+}
+
+/// The header checks; `Ok((destination, end of datagram))`.
+pub(crate) fn check(
+    cfg: &PipelineConfig,
+    data: &[u8],
+    off: usize,
+    originate: bool,
+) -> Result<(u32, usize), Verdict> {
+    let drop = |r| Err(Verdict::Drop(r));
+    let b = data.get(off..).unwrap_or(&[]);
+    if b.len() < 20 {
+        return drop(DropReason::Truncated);
+    }
+    let hl = ((b[0] & 0xf) as usize) * 4;
+    let tl = be16(b, 2) as usize;
+    if b[0] >> 4 != 4 || hl < 20 || tl < hl {
+        return drop(DropReason::BadIpv4Header);
+    }
+    if tl > b.len() {
+        return drop(DropReason::Truncated);
+    }
+    if checksum::sum(&b[..hl]) != 0xffff {
+        return drop(DropReason::BadChecksum);
+    }
+    let src = u32::from_be_bytes([b[12], b[13], b[14], b[15]]);
+    let dst = u32::from_be_bytes([b[16], b[17], b[18], b[19]]);
+    if !originate {
+        let (s8, d8) = (src >> 24, dst >> 24);
+        if s8 == 0 || s8 == 127 || s8 >= 224 || d8 == 0 || d8 == 127 || d8 >= 240 {
+            return drop(DropReason::MartianAddress);
+        }
+        if d8 >= 224 {
+            return drop(DropReason::Multicast);
+        }
+        if hl > 20 && cfg.punt_ip_options {
+            return Err(Verdict::SlowPath(PuntReason::IpOptions));
+        }
+    }
+    Ok((dst, off + tl))
+}
+
+/// Applies the route found for a packet queued by [`input`] (or by label disposition).
+#[inline]
+pub(crate) fn route(
+    fib: &Fib,
+    in_port: u16,
+    data: &[u8],
+    w: &mut Work,
+    id: RouteId,
+    originate: bool,
+) {
+    if id == NO_ROUTE {
+        return w.done(Verdict::Drop(DropReason::NoRoute));
+    }
+    let route = fib.route(id);
+    match route.target {
+        RouteTarget::Local => w.done(Verdict::SlowPath(PuntReason::LocalDelivery)),
+        RouteTarget::Blackhole => w.done(Verdict::Drop(DropReason::NoRoute)),
+        _ if w.out_ttl == 0 && !originate => {
+            w.done(Verdict::SlowPath(PuntReason::TtlExpired { in_port }))
+        }
+        RouteTarget::Connected { port } => w.done(Verdict::SlowPath(PuntReason::Glean { port })),
+        RouteTarget::NextHop(nh) => {
+            let ip = w.keep;
+            w.mode = route.ttl_mode;
+            // TC from the DSCP's class selector bits (RFC 3270 default mapping).
+            w.tc = data[ip + 1] >> 5;
+            w.swap = false;
+            w.bos = true;
+            w.fix = Fix::Ipv4Ttl(w.out_ttl);
+            w.next = Next::NextHop(nh);
+        }
+    }
+}

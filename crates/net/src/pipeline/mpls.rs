@@ -1,0 +1,141 @@
+//! Stage 2: the label stack. Walks reserved labels and label table entries until the
+//! packet is swapped, popped towards a next hop, disposed of to IPv4, punted or dropped.
+
+use super::{ipv4, DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
+use crate::fib::{Fib, LabelOp, TtlMode};
+use crate::wire::ipv4::Ipv4Packet;
+use crate::wire::mpls::{
+    is_reserved, LabelStack, LABEL_ELI, LABEL_IPV4_EXPLICIT_NULL, LABEL_IPV6_EXPLICIT_NULL,
+    LABEL_ROUTER_ALERT,
+};
+use crate::wire::WireError;
+
+pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8], w: &mut Work) {
+    let stack = match LabelStack::new_checked(&data[w.l3..], cfg.max_label_depth) {
+        Ok(s) => s,
+        Err(WireError::TooDeep(_)) => return w.done(Verdict::Drop(DropReason::StackTooDeep)),
+        Err(_) => return w.done(Verdict::Drop(DropReason::Truncated)),
+    };
+    w.stack_end = w.l3 + stack.len();
+    // An IPv4 payload (probed, not required) bounds the frame and feeds hash and DF.
+    if let Ok(ip) = Ipv4Packet::new_checked(&data[w.stack_end..]) {
+        w.ip = Some(w.stack_end);
+        w.end = w.stack_end + ip.total_len() as usize;
+    }
+    let expired = Verdict::SlowPath(PuntReason::TtlExpired { in_port });
+    let mut in_ttl = stack.get(0).map_or(0, |e| e.ttl());
+    let mut i = 0;
+    while let Some(e) = stack.get(i) {
+        let off = w.l3 + 4 * i;
+        match e.label() {
+            LABEL_IPV4_EXPLICIT_NULL => {
+                i += 1;
+                if e.bos() {
+                    return dispose(cfg, data, w, TtlMode::Uniform, in_ttl);
+                }
+            }
+            LABEL_ROUTER_ALERT => return w.done(Verdict::SlowPath(PuntReason::RouterAlert)),
+            LABEL_IPV6_EXPLICIT_NULL => {
+                return w.done(Verdict::Drop(DropReason::UnsupportedPayload))
+            }
+            LABEL_ELI => {
+                // The entropy label indicator and its entropy label go together.
+                match stack.get(i + 1) {
+                    Some(el) if !e.bos() => {
+                        i += 2;
+                        if el.bos() {
+                            return dispose(cfg, data, w, TtlMode::Uniform, in_ttl);
+                        }
+                    }
+                    _ => return w.done(Verdict::Drop(DropReason::ReservedLabel)),
+                }
+            }
+            l if is_reserved(l) => return w.done(Verdict::Drop(DropReason::ReservedLabel)),
+            l => {
+                let Some(entry) = fib.lookup_label(l) else {
+                    return w.done(Verdict::Drop(DropReason::NoLabel));
+                };
+                let uniform = entry.ttl_mode == TtlMode::Uniform;
+                match (entry.op, entry.next_hop) {
+                    (LabelOp::PopAndLookup, _) => {
+                        i += 1;
+                        if e.bos() {
+                            return dispose(cfg, data, w, entry.ttl_mode, in_ttl);
+                        }
+                        if let Some(next) = stack.get(i) {
+                            in_ttl = if uniform {
+                                in_ttl.min(next.ttl())
+                            } else {
+                                next.ttl()
+                            };
+                        }
+                    }
+                    (op, Some(nh)) => {
+                        let out = in_ttl.saturating_sub(1);
+                        if out == 0 {
+                            return w.done(expired);
+                        }
+                        w.out_ttl = out;
+                        w.tc = e.tc();
+                        w.mode = entry.ttl_mode;
+                        w.keep = off + 4;
+                        w.bos = e.bos();
+                        w.swap = op == LabelOp::Swap;
+                        w.fix = Fix::None;
+                        if op == LabelOp::Pop {
+                            // Penultimate hop: the exposed header's TTL per the mode.
+                            let exposed = if e.bos() {
+                                match w.ip {
+                                    Some(ip) if ip == w.keep => data[ip + 8],
+                                    _ => {
+                                        return w
+                                            .done(Verdict::Drop(DropReason::UnsupportedPayload))
+                                    }
+                                }
+                            } else {
+                                stack.get(i + 1).map_or(0, |n| n.ttl())
+                            };
+                            let ttl = if uniform { exposed.min(out) } else { exposed };
+                            if ttl == 0 {
+                                return w.done(expired);
+                            }
+                            w.fix = if e.bos() {
+                                Fix::Ipv4Ttl(ttl)
+                            } else {
+                                Fix::LabelTtl(ttl)
+                            };
+                        }
+                        w.next = Next::NextHop(nh);
+                        return;
+                    }
+                    // The builder refuses swap/pop without a next hop.
+                    (_, None) => return w.done(Verdict::Drop(DropReason::NoLabel)),
+                }
+            }
+        }
+    }
+    // A checked stack ends with a bottom-of-stack entry, handled above.
+    w.done(Verdict::Drop(DropReason::Truncated))
+}
+
+/// Bottom of stack popped: the IPv4 packet below goes to the IPv4 lookup with its TTL
+/// for this hop already decided (uniform: from the label; pipe: as received).
+fn dispose(cfg: &PipelineConfig, data: &[u8], w: &mut Work, mode: TtlMode, in_ttl: u8) {
+    if data.get(w.stack_end).is_some_and(|b| b >> 4 != 4) {
+        return w.done(Verdict::Drop(DropReason::UnsupportedPayload));
+    }
+    match ipv4::check(cfg, data, w.stack_end, false) {
+        Err(v) => w.done(v),
+        Ok((dst, end)) => {
+            let ip_ttl = data[w.stack_end + 8];
+            w.ip = Some(w.stack_end);
+            w.end = end;
+            w.keep = w.stack_end;
+            w.out_ttl = match mode {
+                TtlMode::Uniform => ip_ttl.min(in_ttl.saturating_sub(1)),
+                TtlMode::Pipe(_) => ip_ttl,
+            };
+            w.next = Next::Ipv4 { dst };
+        }
+    }
+}

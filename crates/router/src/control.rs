@@ -1,0 +1,247 @@
+//! The control side: loads the routes, watches the file, applies reloads and learned
+//! neighbors, and publishes complete new tables through RCU.
+//!
+//! Invalid input never reaches the data path: a routes file that does not parse,
+//! validate or compile leaves the running table in place; the error is printed and
+//! counted. Every publish is a whole new snapshot (the data path never sees a
+//! half-built table); the old one is freed once every online reader has moved on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use config::routes::{NeighborSpec, RouteSet};
+use config::startup::PortIface;
+use config::{ConfigError, ReloadOutcome, ReloadState};
+use net::fib::Fib;
+use net::rcu::Rcu;
+
+use crate::metrics::ControlStats;
+
+/// How often the routes file is checked for changes.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// What identifies one version of a file: editors that save by rename change the inode,
+/// in-place writers change mtime or size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileSig {
+    ino: u64,
+    mtime: SystemTime,
+    len: u64,
+}
+
+fn file_sig(path: &Path) -> Option<FileSig> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(FileSig {
+        ino: m.ino(),
+        mtime: m.modified().ok()?,
+        len: m.len(),
+    })
+}
+
+/// Owner of the routes and of every publish.
+pub struct ControlPlane {
+    reload: Option<ReloadState>,
+    ports: Vec<PortIface>,
+    learned: BTreeMap<(u16, u32), [u8; 6]>,
+    generation: u64,
+    rcu: Arc<Rcu<Fib>>,
+    stats: Arc<ControlStats>,
+    sig: Option<FileSig>,
+    last_check: Instant,
+    missing_reported: bool,
+}
+
+impl ControlPlane {
+    /// Loads the routes (or, without a routes file, only the connected and local routes)
+    /// and returns the control plane with the first table, not yet published.
+    pub fn load(
+        routes: Option<PathBuf>,
+        ctx: config::RouteContext,
+        stats: Arc<ControlStats>,
+    ) -> Result<(ControlPlane, Fib), ConfigError> {
+        let ports = ctx.ports.clone().unwrap_or_default();
+        let t = Instant::now();
+        let (reload, fib) = match routes {
+            Some(p) => {
+                let mut st = ReloadState::new(p, ctx);
+                match st.reload()? {
+                    ReloadOutcome::Updated { fib, .. } => (Some(st), fib),
+                    ReloadOutcome::Unchanged { .. } => {
+                        unreachable!("the first load always yields a table")
+                    }
+                }
+            }
+            None => {
+                let set = RouteSet {
+                    ports_checked: true,
+                    ..RouteSet::default()
+                };
+                let fib = config::compile(&set, &ports, 1).map_err(|e| {
+                    ConfigError::Invalid(config::Diagnostics(vec![config::Diagnostic {
+                        file: PathBuf::from("<connected routes>"),
+                        line: 1,
+                        col: 1,
+                        path: String::new(),
+                        message: e.to_string(),
+                        hint: None,
+                    }]))
+                })?;
+                (None, fib)
+            }
+        };
+        stats.record_reload(true, t.elapsed().as_secs_f64());
+        stats.set_fib(1, &fib.stats());
+        let sig = reload.as_ref().and_then(|r| file_sig(r.path()));
+        // The rcu is created by the caller from the returned table; a placeholder until then.
+        let rcu = Arc::new(Rcu::new(Fib::empty(), 1));
+        Ok((
+            ControlPlane {
+                reload,
+                ports,
+                learned: BTreeMap::new(),
+                generation: 1,
+                rcu,
+                stats,
+                sig,
+                last_check: Instant::now(),
+                missing_reported: false,
+            },
+            fib,
+        ))
+    }
+
+    /// Attaches the RCU the first table was published in.
+    pub fn attach(&mut self, rcu: Arc<Rcu<Fib>>) {
+        self.rcu = rcu;
+    }
+
+    /// Periodic work: file watch, SIGHUP reload, reclamation. `force` reloads now.
+    pub fn poll(&mut self, force: bool) {
+        self.rcu.reclaim();
+        if self.reload.is_none() || (!force && self.last_check.elapsed() < WATCH_INTERVAL) {
+            return;
+        }
+        self.last_check = Instant::now();
+        let path = self
+            .reload
+            .as_ref()
+            .map(|r| r.path().to_path_buf())
+            .unwrap_or_default();
+        let sig = file_sig(&path);
+        if sig.is_none() {
+            if !self.missing_reported {
+                eprintln!(
+                    "mplsrouter: routes file {} is gone; still serving generation {}",
+                    path.display(),
+                    self.generation
+                );
+                self.missing_reported = true;
+            }
+            return;
+        }
+        self.missing_reported = false;
+        if !force && sig == self.sig {
+            return;
+        }
+        self.sig = sig;
+        self.reload_now();
+    }
+
+    fn reload_now(&mut self) {
+        let t = Instant::now();
+        let Some(st) = self.reload.as_mut() else {
+            return;
+        };
+        match st.reload() {
+            Ok(ReloadOutcome::Unchanged { .. }) => {
+                self.stats.record_reload(true, t.elapsed().as_secs_f64());
+            }
+            Ok(ReloadOutcome::Updated { fib, diff, .. }) => {
+                let fib = if self.learned.is_empty() {
+                    Some(fib)
+                } else {
+                    None
+                };
+                match self.publish(fib) {
+                    Ok(()) => {
+                        let secs = t.elapsed().as_secs_f64();
+                        self.stats.record_reload(true, secs);
+                        println!(
+                            "reload: generation {} live in {:.1} ms (ipv4 +{} -{} ~{}, labels +{} -{} ~{})",
+                            self.generation,
+                            secs * 1e3,
+                            diff.ipv4_added,
+                            diff.ipv4_removed,
+                            diff.ipv4_changed,
+                            diff.labels_added,
+                            diff.labels_removed,
+                            diff.labels_changed
+                        );
+                    }
+                    Err(e) => {
+                        self.stats.record_reload(false, t.elapsed().as_secs_f64());
+                        eprintln!(
+                            "reload rejected, still serving generation {}: {e}",
+                            self.generation
+                        );
+                    }
+                }
+            }
+            Err(e) => {
+                self.stats.record_reload(false, t.elapsed().as_secs_f64());
+                eprintln!(
+                    "reload rejected, still serving generation {}:\n{e}",
+                    self.generation
+                );
+            }
+        }
+    }
+
+    /// A neighbor learned by ARP: republish with its MAC.
+    pub fn neighbor_learned(&mut self, port: u16, ip: u32, mac: [u8; 6]) {
+        if self.learned.get(&(port, ip)) == Some(&mac) {
+            return;
+        }
+        self.learned.insert((port, ip), mac);
+        if let Err(e) = self.publish(None) {
+            eprintln!(
+                "mplsrouter: could not add neighbor {}: {e}",
+                std::net::Ipv4Addr::from(ip)
+            );
+        }
+    }
+
+    /// Publishes `fib`, or compiles the current routes plus learned neighbors.
+    fn publish(&mut self, fib: Option<Fib>) -> Result<(), config::routes::CompileError> {
+        let generation = self.generation + 1;
+        let fib = match fib {
+            // A table compiled by the reload state carries its own generation counter;
+            // recompile when it would not be the next one, so generations stay monotonic.
+            Some(f) if f.generation() == generation => f,
+            _ => {
+                let mut set = self
+                    .reload
+                    .as_ref()
+                    .and_then(|r| r.current().cloned())
+                    .unwrap_or_else(|| RouteSet {
+                        ports_checked: true,
+                        ..RouteSet::default()
+                    });
+                for (&(port, ip), &mac) in &self.learned {
+                    if !set.neighbors.iter().any(|n| n.ip == ip && n.port == port) {
+                        set.neighbors.push(NeighborSpec { ip, port, mac });
+                    }
+                }
+                config::compile(&set, &self.ports, generation)?
+            }
+        };
+        self.stats.set_fib(generation, &fib.stats());
+        self.generation = generation;
+        self.rcu.publish(fib);
+        self.rcu.reclaim();
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! The worker's decision stage: the `net` pipeline over the current table snapshot.
+//!
+//! Holds this worker's RCU reader: the table is loaded once per burst, a quiescent state
+//! is reported once per loop iteration, and the reader goes offline while the worker
+//! sleeps so a publish never waits on an idle worker.
+
+use std::sync::Arc;
+
+use dpdk::Mbuf;
+use net::fib::Fib;
+use net::pipeline::{Pipeline, Verdict, CHUNK};
+use net::rcu::{OfflineReader, Rcu, Reader};
+
+use crate::worker::{Action, Forwarder};
+
+enum ReaderState {
+    Online(Reader<Fib>),
+    Offline(OfflineReader<Fib>),
+    /// Only while switching states.
+    Switching,
+}
+
+/// [`Forwarder`] running [`Pipeline::process_burst`] on the published [`Fib`].
+pub struct PipelineForwarder {
+    pipeline: Pipeline,
+    reader: ReaderState,
+    verdicts: [Verdict; CHUNK],
+}
+
+impl PipelineForwarder {
+    /// A forwarder reading tables from `rcu` (registers a reader slot).
+    pub fn new(
+        pipeline: Pipeline,
+        rcu: &Arc<Rcu<Fib>>,
+    ) -> Result<PipelineForwarder, net::rcu::RcuError> {
+        let reader = rcu.register()?;
+        Ok(PipelineForwarder {
+            pipeline,
+            reader: ReaderState::Online(reader),
+            verdicts: [Verdict::Forward { port: 0 }; CHUNK],
+        })
+    }
+
+    fn online(&mut self) -> &mut Reader<Fib> {
+        if let ReaderState::Offline(_) = self.reader {
+            if let ReaderState::Offline(r) =
+                std::mem::replace(&mut self.reader, ReaderState::Switching)
+            {
+                self.reader = ReaderState::Online(r.online());
+            }
+        }
+        match &mut self.reader {
+            ReaderState::Online(r) => r,
+            _ => unreachable!("the reader is online after the switch above"),
+        }
+    }
+}
+
+/// Maps a pipeline verdict to what the worker does with the mbuf.
+#[inline]
+pub fn action_of(v: Verdict) -> Action {
+    match v {
+        Verdict::Forward { port } => Action::Tx(port),
+        Verdict::Drop(r) => Action::Drop(r.index() as u8),
+        Verdict::SlowPath(r) => Action::SlowPath(r),
+    }
+}
+
+impl Forwarder for PipelineForwarder {
+    #[inline]
+    fn begin_iteration(&mut self) {
+        self.online().quiescent();
+    }
+
+    #[inline]
+    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]) {
+        let PipelineForwarder {
+            pipeline,
+            reader,
+            verdicts,
+        } = self;
+        let ReaderState::Online(reader) = reader else {
+            unreachable!("begin_iteration brings the reader online before any burst");
+        };
+        let fib = reader.load();
+        for (pc, ac) in pkts.chunks_mut(CHUNK).zip(actions.chunks_mut(CHUNK)) {
+            let v = &mut verdicts[..pc.len()];
+            pipeline.process_burst(fib, in_port, pc, v);
+            for (a, v) in ac.iter_mut().zip(v.iter()) {
+                *a = action_of(*v);
+            }
+        }
+    }
+
+    fn go_offline(&mut self) {
+        if let ReaderState::Online(_) = self.reader {
+            if let ReaderState::Online(r) =
+                std::mem::replace(&mut self.reader, ReaderState::Switching)
+            {
+                self.reader = ReaderState::Offline(r.offline());
+            }
+        }
+    }
+}

@@ -1,0 +1,539 @@
+//! Scrape-time summing of worker, port and control counters into metric families.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{
+    Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
+};
+
+use super::control::{ControlStats, IcmpKind};
+use crate::counters::{WorkerCounters, WorkerTotals, BURST_BUCKETS};
+
+/// Version information exported as `mplsrouter_build_info`.
+#[derive(Clone, Debug)]
+pub struct BuildInfo {
+    pub version: String,
+    pub git_rev: String,
+    pub dpdk_version: String,
+}
+
+/// Everything `/metrics` shows, read at scrape time.
+pub struct RouterCollector {
+    /// (config name, DPDK port id)
+    ports: Vec<(String, u16)>,
+    workers: Vec<Arc<WorkerCounters>>,
+    drop_names: Vec<&'static str>,
+    control: Arc<ControlStats>,
+    build: BuildInfo,
+    tsc_hz: u64,
+    descs: Vec<Desc>,
+}
+
+struct Family {
+    f: MetricFamily,
+}
+
+fn label_pairs(labels: &[(&str, &str)]) -> Vec<LabelPair> {
+    labels
+        .iter()
+        .map(|(k, v)| {
+            let mut l = LabelPair::default();
+            l.set_name(k.to_string());
+            l.set_value(v.to_string());
+            l
+        })
+        .collect()
+}
+
+impl Family {
+    fn new(name: &str, help: &str, t: MetricType) -> Family {
+        let mut f = MetricFamily::default();
+        f.set_name(name.to_string());
+        f.set_help(help.to_string());
+        f.set_field_type(t);
+        Family { f }
+    }
+    fn counter(mut self, labels: &[(&str, &str)], v: f64) -> Family {
+        let mut m = Metric::from_label(label_pairs(labels));
+        let mut c = Counter::default();
+        c.set_value(v);
+        m.set_counter(c);
+        self.f.mut_metric().push(m);
+        self
+    }
+    fn gauge(mut self, labels: &[(&str, &str)], v: f64) -> Family {
+        let mut m = Metric::from_label(label_pairs(labels));
+        let mut g = Gauge::default();
+        g.set_value(v);
+        m.set_gauge(g);
+        self.f.mut_metric().push(m);
+        self
+    }
+}
+
+/// (name, help, type, label names) of every family the collector emits.
+const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
+    (
+        "mplsrouter_build_info",
+        "Build information (value is always 1).",
+        MetricType::GAUGE,
+        &["version", "git_rev", "dpdk_version"],
+    ),
+    (
+        "mplsrouter_port_rx_packets_total",
+        "Packets received by the port (ethdev).",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_tx_packets_total",
+        "Packets transmitted by the port (ethdev).",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_rx_bytes_total",
+        "Bytes received by the port (ethdev).",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_tx_bytes_total",
+        "Bytes transmitted by the port (ethdev).",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_rx_missed_total",
+        "Packets the NIC dropped for lack of RX descriptors.",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_rx_nombuf_total",
+        "RX mbuf allocation failures.",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_rx_errors_total",
+        "Erroneous received packets.",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_tx_errors_total",
+        "Failed transmissions.",
+        MetricType::COUNTER,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_link_up",
+        "1 when the link is up.",
+        MetricType::GAUGE,
+        &["port"],
+    ),
+    (
+        "mplsrouter_port_link_speed_bytes_per_second",
+        "Link speed.",
+        MetricType::GAUGE,
+        &["port"],
+    ),
+    (
+        "mplsrouter_worker_rx_packets_total",
+        "Packets received by the worker.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_forwarded_packets_total",
+        "Packets the worker handed to a PMD and the PMD accepted.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_tx_refused_packets_total",
+        "Packets a PMD refused (TX queue full); freed.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_slow_path_packets_total",
+        "Packets the worker handed to the slow path.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_busy_cycles_total",
+        "TSC cycles spent on polls that received packets.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_idle_cycles_total",
+        "TSC cycles spent on empty polls.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_cycles_per_packet",
+        "Busy cycles per received packet since start.",
+        MetricType::GAUGE,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_worker_burst_size",
+        "Packets per non-empty receive burst.",
+        MetricType::HISTOGRAM,
+        &["worker"],
+    ),
+    (
+        "mplsrouter_drops_total",
+        "Packets dropped by the data path, by reason.",
+        MetricType::COUNTER,
+        &["worker", "reason"],
+    ),
+    (
+        "mplsrouter_tsc_hz",
+        "TSC frequency, to turn cycles into seconds.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_generation",
+        "Generation of the forwarding table in use.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_ipv4_routes",
+        "IPv4 routes in the forwarding table.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_labels",
+        "Label entries in the forwarding table.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_next_hops",
+        "Adjacencies (next hops) in the forwarding table.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_ecmp_groups",
+        "ECMP groups in the forwarding table.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_bytes",
+        "Approximate bytes held by the forwarding table.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_reloads_total",
+        "Routes reloads by result.",
+        MetricType::COUNTER,
+        &["result"],
+    ),
+    (
+        "mplsrouter_last_good_reload_timestamp_seconds",
+        "Unix time of the last successful table load.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_arp_entries",
+        "Resolved ARP entries.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_arp_pending",
+        "Next hops waiting for ARP resolution.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_slow_path_packets_total",
+        "Packets handled by the slow path.",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_slow_path_dropped_total",
+        "Packets the slow path dropped (unhandled, unroutable, unresolved).",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_slow_path_queue_drops_total",
+        "Punted packets dropped because the slow-path queue was full.",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_icmp_sent_total",
+        "ICMP messages generated by the router, by type.",
+        MetricType::COUNTER,
+        &["type"],
+    ),
+    (
+        "mplsrouter_icmp_rate_limited_total",
+        "ICMP messages suppressed by the rate limiter.",
+        MetricType::COUNTER,
+        &[],
+    ),
+];
+
+impl RouterCollector {
+    pub fn new(
+        ports: Vec<(String, u16)>,
+        workers: Vec<Arc<WorkerCounters>>,
+        drop_names: Vec<&'static str>,
+        control: Arc<ControlStats>,
+        build: BuildInfo,
+    ) -> RouterCollector {
+        let descs = FAMILIES
+            .iter()
+            .map(|(n, h, _, l)| {
+                Desc::new(
+                    n.to_string(),
+                    h.to_string(),
+                    l.iter().map(|s| s.to_string()).collect(),
+                    HashMap::new(),
+                )
+                .expect("valid metric descriptor")
+            })
+            .collect();
+        RouterCollector {
+            ports,
+            workers,
+            drop_names,
+            control,
+            build,
+            tsc_hz: dpdk::tsc_hz(),
+            descs,
+        }
+    }
+
+    fn fam(&self, name: &str) -> Family {
+        let (n, h, t, _) = FAMILIES
+            .iter()
+            .find(|f| f.0 == name)
+            .expect("family declared in FAMILIES");
+        Family::new(n, h, *t)
+    }
+
+    fn port_families(&self, out: &mut Vec<MetricFamily>) {
+        let stats: Vec<_> = self
+            .ports
+            .iter()
+            .map(|(n, id)| {
+                (
+                    n.as_str(),
+                    dpdk::stats(*id).unwrap_or_default(),
+                    dpdk::link(*id),
+                )
+            })
+            .collect();
+        type Get = fn(&dpdk::PortStats) -> u64;
+        let per_port: [(&str, Get); 8] = [
+            ("mplsrouter_port_rx_packets_total", |s| s.ipackets),
+            ("mplsrouter_port_tx_packets_total", |s| s.opackets),
+            ("mplsrouter_port_rx_bytes_total", |s| s.ibytes),
+            ("mplsrouter_port_tx_bytes_total", |s| s.obytes),
+            ("mplsrouter_port_rx_missed_total", |s| s.imissed),
+            ("mplsrouter_port_rx_nombuf_total", |s| s.rx_nombuf),
+            ("mplsrouter_port_rx_errors_total", |s| s.ierrors),
+            ("mplsrouter_port_tx_errors_total", |s| s.oerrors),
+        ];
+        for (name, get) in per_port {
+            let mut f = self.fam(name);
+            for (p, s, _) in &stats {
+                f = f.counter(&[("port", p)], get(s) as f64);
+            }
+            out.push(f.f);
+        }
+        let mut up = self.fam("mplsrouter_port_link_up");
+        let mut speed = self.fam("mplsrouter_port_link_speed_bytes_per_second");
+        for (p, _, l) in &stats {
+            up = up.gauge(&[("port", p)], l.up as u8 as f64);
+            speed = speed.gauge(&[("port", p)], l.speed_mbps as f64 * 1e6 / 8.0);
+        }
+        out.push(up.f);
+        out.push(speed.f);
+    }
+
+    fn worker_families(&self, out: &mut Vec<MetricFamily>) {
+        let snaps: Vec<(String, WorkerTotals)> = self
+            .workers
+            .iter()
+            .map(|w| (w.lcore.to_string(), w.snapshot()))
+            .collect();
+        type Get = fn(&WorkerTotals) -> u64;
+        let per_worker: [(&str, Get); 6] = [
+            ("mplsrouter_worker_rx_packets_total", |w| w.rx_packets),
+            ("mplsrouter_worker_forwarded_packets_total", |w| {
+                w.tx_packets
+            }),
+            ("mplsrouter_worker_tx_refused_packets_total", |w| {
+                w.tx_refused
+            }),
+            ("mplsrouter_worker_slow_path_packets_total", |w| w.slow_path),
+            ("mplsrouter_worker_busy_cycles_total", |w| w.busy_cycles),
+            ("mplsrouter_worker_idle_cycles_total", |w| w.idle_cycles),
+        ];
+        for (name, get) in per_worker {
+            let mut f = self.fam(name);
+            for (w, t) in &snaps {
+                f = f.counter(&[("worker", w)], get(t) as f64);
+            }
+            out.push(f.f);
+        }
+        let mut cpp = self.fam("mplsrouter_worker_cycles_per_packet");
+        let mut drops = self.fam("mplsrouter_drops_total");
+        let mut hist = self.fam("mplsrouter_worker_burst_size");
+        for (w, t) in &snaps {
+            let v = if t.rx_packets > 0 {
+                t.busy_cycles as f64 / t.rx_packets as f64
+            } else {
+                0.0
+            };
+            cpp = cpp.gauge(&[("worker", w)], v);
+            for (i, reason) in self.drop_names.iter().enumerate() {
+                drops = drops.counter(&[("worker", w), ("reason", reason)], t.drops[i] as f64);
+            }
+            let mut h = Histogram::default();
+            let mut cum = 0;
+            let buckets = BURST_BUCKETS
+                .iter()
+                .zip(t.burst_sizes.iter())
+                .map(|(&ub, &n)| {
+                    cum += n;
+                    let mut b = Bucket::default();
+                    b.set_upper_bound(ub as f64);
+                    b.set_cumulative_count(cum);
+                    b
+                })
+                .collect();
+            h.set_bucket(buckets);
+            h.set_sample_count(t.bursts);
+            h.set_sample_sum(t.rx_packets as f64);
+            let mut m = Metric::from_label(label_pairs(&[("worker", w)]));
+            m.set_histogram(h);
+            hist.f.mut_metric().push(m);
+        }
+        out.extend([cpp.f, drops.f, hist.f]);
+    }
+
+    fn control_families(&self, out: &mut Vec<MetricFamily>) {
+        let c = &self.control;
+        let g = |name: &str, v: u64| self.fam(name).gauge(&[], v as f64).f;
+        out.push(
+            self.fam("mplsrouter_tsc_hz")
+                .gauge(&[], self.tsc_hz as f64)
+                .f,
+        );
+        out.push(g(
+            "mplsrouter_fib_generation",
+            c.fib_generation.load(Relaxed),
+        ));
+        out.push(g(
+            "mplsrouter_fib_ipv4_routes",
+            c.fib_ipv4_routes.load(Relaxed),
+        ));
+        out.push(g("mplsrouter_fib_labels", c.fib_labels.load(Relaxed)));
+        out.push(g("mplsrouter_fib_next_hops", c.fib_next_hops.load(Relaxed)));
+        out.push(g(
+            "mplsrouter_fib_ecmp_groups",
+            c.fib_ecmp_groups.load(Relaxed),
+        ));
+        out.push(g("mplsrouter_fib_bytes", c.fib_bytes.load(Relaxed)));
+        out.push(
+            self.fam("mplsrouter_reloads_total")
+                .counter(&[("result", "ok")], c.reloads_ok.load(Relaxed) as f64)
+                .counter(&[("result", "error")], c.reloads_error.load(Relaxed) as f64)
+                .f,
+        );
+        out.push(
+            self.fam("mplsrouter_last_good_reload_timestamp_seconds")
+                .gauge(&[], c.last_good_reload_ms.load(Relaxed) as f64 / 1e3)
+                .f,
+        );
+        out.push(g("mplsrouter_arp_entries", c.arp_entries.load(Relaxed)));
+        out.push(g("mplsrouter_arp_pending", c.arp_pending.load(Relaxed)));
+        out.push(
+            self.fam("mplsrouter_slow_path_packets_total")
+                .counter(&[], c.slow_path_packets.load(Relaxed) as f64)
+                .f,
+        );
+        out.push(
+            self.fam("mplsrouter_slow_path_dropped_total")
+                .counter(
+                    &[],
+                    (c.slow_path_dropped.load(Relaxed) + c.slow_path_alloc_failures.load(Relaxed))
+                        as f64,
+                )
+                .f,
+        );
+        out.push(
+            self.fam("mplsrouter_slow_path_queue_drops_total")
+                .counter(
+                    &[],
+                    self.workers
+                        .iter()
+                        .map(|w| w.punt_overflow.load(Relaxed))
+                        .sum::<u64>() as f64,
+                )
+                .f,
+        );
+        let mut icmp = self.fam("mplsrouter_icmp_sent_total");
+        for k in IcmpKind::ALL {
+            icmp = icmp.counter(
+                &[("type", k.as_str())],
+                c.icmp_sent[k as usize].load(Relaxed) as f64,
+            );
+        }
+        out.push(icmp.f);
+        out.push(
+            self.fam("mplsrouter_icmp_rate_limited_total")
+                .counter(&[], c.icmp_rate_limited.load(Relaxed) as f64)
+                .f,
+        );
+    }
+}
+
+impl Collector for RouterCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let mut out = Vec::with_capacity(FAMILIES.len() + 1);
+        out.push(
+            self.fam("mplsrouter_build_info")
+                .gauge(
+                    &[
+                        ("version", &self.build.version),
+                        ("git_rev", &self.build.git_rev),
+                        ("dpdk_version", &self.build.dpdk_version),
+                    ],
+                    1.0,
+                )
+                .f,
+        );
+        self.port_families(&mut out);
+        self.worker_families(&mut out);
+        self.control_families(&mut out);
+        out
+    }
+}

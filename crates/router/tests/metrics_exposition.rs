@@ -1,0 +1,143 @@
+//! The `/metrics` exposition, checked by Prometheus' own `promtool` and over HTTP.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use router::counters_for_tests::bump_worker;
+use router::metrics::{render, BuildInfo, ControlStats, IcmpKind, MetricsServer, RouterCollector};
+use router::WorkerCounters;
+
+fn registry(workers: &[Arc<WorkerCounters>], control: Arc<ControlStats>) -> prometheus::Registry {
+    let r = prometheus::Registry::new();
+    let c = RouterCollector::new(
+        vec![("in".into(), 30), ("out".into(), 31)],
+        workers.to_vec(),
+        vec!["no_route", "bad_checksum"],
+        control.clone(),
+        BuildInfo {
+            version: "0.1.0".into(),
+            git_rev: "abc".into(),
+            dpdk_version: "22.11".into(),
+        },
+    );
+    r.register(Box::new(c)).unwrap();
+    r.register(Box::new(control.reload_duration.clone()))
+        .unwrap();
+    r
+}
+
+fn value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("series {series} missing in:\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn exposition_passes_promtool_and_sums_worker_counters() {
+    let w1 = Arc::new(WorkerCounters::new(1));
+    let w2 = Arc::new(WorkerCounters::new(2));
+    bump_worker(&w1, 100, 3, 32);
+    bump_worker(&w2, 50, 1, 8);
+    let control = Arc::new(ControlStats::new());
+    control.record_reload(true, 0.02);
+    control.record_reload(false, 0.001);
+    control.icmp(IcmpKind::TimeExceeded);
+    let text = render(&registry(&[w1, w2], control));
+
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus) must be installed: scripts/install-deps.sh");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool rejected the exposition:\n{}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    assert_eq!(
+        value(&text, "mplsrouter_worker_rx_packets_total{worker=\"1\"}"),
+        100.0
+    );
+    assert_eq!(
+        value(&text, "mplsrouter_worker_rx_packets_total{worker=\"2\"}"),
+        50.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "mplsrouter_drops_total{worker=\"1\",reason=\"no_route\"}"
+        ),
+        3.0
+    );
+    assert_eq!(value(&text, "mplsrouter_reloads_total{result=\"ok\"}"), 1.0);
+    assert_eq!(
+        value(&text, "mplsrouter_reloads_total{result=\"error\"}"),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "mplsrouter_icmp_sent_total{type=\"time_exceeded\"}"),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "mplsrouter_worker_burst_size_count{worker=\"1\"}"),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "mplsrouter_worker_burst_size_bucket{worker=\"1\",le=\"16\"}"
+        ),
+        0.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "mplsrouter_worker_burst_size_bucket{worker=\"1\",le=\"32\"}"
+        ),
+        1.0
+    );
+    // Series count is bounded by ports x workers x reasons, whatever the traffic.
+    let series = text.lines().filter(|l| !l.starts_with('#')).count();
+    assert!(series < 200, "{series} series");
+}
+
+#[test]
+fn http_server_serves_metrics_and_refuses_the_rest() {
+    let control = Arc::new(ControlStats::new());
+    let srv = MetricsServer::start("127.0.0.1:0".parse().unwrap(), registry(&[], control)).unwrap();
+    let get = |req: &str| {
+        let mut s = std::net::TcpStream::connect(srv.addr()).unwrap();
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    };
+    let ok = get("GET /metrics HTTP/1.0\r\n\r\n");
+    assert!(ok.starts_with("HTTP/1.0 200"), "{ok}");
+    assert!(ok.contains("mplsrouter_build_info{"), "{ok}");
+    assert!(get("GET /nope HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 404"));
+    assert!(
+        get("POST /metrics HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc").starts_with("HTTP/1.0 413")
+    );
+    let long = format!("GET /{} HTTP/1.0\r\n\r\n", "a".repeat(1000));
+    assert!(get(&long).starts_with("HTTP/1.0 413"));
+    // A second server on the same port is a clear error, not a panic.
+    let err = MetricsServer::start(srv.addr(), prometheus::Registry::new())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("cannot listen on"), "{err}");
+}

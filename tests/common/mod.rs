@@ -1,0 +1,154 @@
+//! Running the real `mplsrouter` binary in tests: temporary directory, unique EAL file
+//! prefix, bounded run time, no process left behind.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test: `MPLSROUTER_BIN` (scripts/test.sh points it at the release
+/// build) or the one cargo built for this test run.
+pub fn bin() -> PathBuf {
+    std::env::var_os("MPLSROUTER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mplsrouter")))
+}
+
+/// A fresh directory for one test, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!(
+            "mplsrouter-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("KEEP_TEST_DIRS").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// The standard two-port startup config on pcap vdevs: `in` replays `in.pcap` once and
+/// writes what it sends to `in-out.pcap`; `out` writes to `out.pcap`.
+pub fn pcap_config(dir: &TempDir, extra: &str) -> PathBuf {
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
+         ports:\n\
+         \x20 - {{name: in, vdev: \"net_pcap_in{n},rx_pcap={d}/in.pcap,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
+         \x20 - {{name: out, vdev: \"net_pcap_out{n},tx_pcap={d}/out.pcap\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
+         routes: routes.yaml\n\
+         metrics_listen: 127.0.0.1:0\n\
+         idle: {{backoff: {{}}}}\n{extra}",
+        prefix = format!("mplsr-test-{}", std::process::id()),
+        n = std::process::id(),
+        d = dir.0.display()
+    );
+    let p = dir.path("startup.yaml");
+    std::fs::write(&p, cfg).unwrap();
+    p
+}
+
+/// Runs `mplsrouter run --config CFG --duration SECS` to completion (killed after a
+/// generous bound) and returns its output.
+pub fn run_for(config: &Path, secs: f64) -> Output {
+    let mut child = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(config)
+        .args(["--duration", &secs.to_string(), "--stats-interval", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mplsrouter");
+    wait_bounded(&mut child, Duration::from_secs_f64(secs + 30.0));
+    child.wait_with_output().unwrap()
+}
+
+/// Waits for `child`, killing it when it outlives `limit` (so no test leaves it behind).
+pub fn wait_bounded(child: &mut Child, limit: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("mplsrouter did not stop within {limit:?}");
+}
+
+/// One decoded frame: tshark fields by name.
+#[derive(Debug, Clone)]
+pub struct Decoded(pub std::collections::HashMap<String, String>);
+
+impl Decoded {
+    pub fn get(&self, f: &str) -> &str {
+        self.0.get(f).map(String::as_str).unwrap_or("")
+    }
+    pub fn list(&self, f: &str) -> Vec<String> {
+        let v = self.get(f);
+        if v.is_empty() {
+            Vec::new()
+        } else {
+            v.split(',').map(str::to_owned).collect()
+        }
+    }
+}
+
+/// Decodes every frame of a pcap with tshark (an independent dissector), checksum
+/// validation on.
+pub fn tshark(pcap: &Path, fields: &[&str]) -> Vec<Decoded> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(pcap).args([
+        "-o",
+        "ip.check_checksum:TRUE",
+        "-o",
+        "icmp.favor_icmp_mpls:TRUE",
+        "-T",
+        "fields",
+        "-E",
+        "separator=;",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=,",
+    ]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd
+        .output()
+        .expect("tshark must be installed (scripts/install-deps.sh)");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            Decoded(
+                fields
+                    .iter()
+                    .zip(l.split(';'))
+                    .map(|(f, v)| (f.to_string(), v.to_string()))
+                    .collect(),
+            )
+        })
+        .collect()
+}

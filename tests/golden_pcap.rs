@@ -1,0 +1,302 @@
+//! Golden pcap runs: the real binary on net_pcap vdevs, one frame per behaviour in, the
+//! output decoded by tshark (an independent dissector) and compared with what RFC 3032,
+//! 3443, 1812, 4884 and 4950 say should come out.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{pcap_config, run_for, tshark, Decoded, TempDir};
+use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+
+const ROUTES: &str = r#"
+neighbors:
+  - {ip: 10.0.0.2, mac: "02:00:00:00:00:02"}
+  - {ip: 10.0.1.2, mac: "02:00:00:00:01:02"}
+  - {ip: 10.0.1.3, mac: "02:00:00:00:01:03"}
+  - {ip: 10.0.1.4, mac: "02:00:00:00:01:04"}
+  - {ip: 10.0.1.5, mac: "02:00:00:00:01:05"}
+ipv4:
+  - {prefix: 192.0.2.0/24, via: 10.0.0.2}
+  - {prefix: 198.51.100.0/24, via: 10.0.1.2}
+  - {prefix: 203.0.113.0/24, via: 10.0.1.3, push: [100]}
+  - {prefix: 20.3.0.0/16, via: 10.0.1.3, push: [301, 302, 303]}
+  - {prefix: 50.0.0.0/8, via: 10.0.1.2, push: [500, 501]}
+  - prefix: 40.0.0.0/8
+    nexthops:
+      - {via: 10.0.1.2}
+      - {via: 10.0.1.3}
+      - {via: 10.0.1.4}
+      - {via: 10.0.1.5}
+mpls:
+  - {in_label: 1000, action: swap, via: 10.0.1.2, push: [2000]}
+  - {in_label: 1001, action: swap_and_push, via: 10.0.1.2, push: [2001, 2002]}
+  - {in_label: 1002, action: pop, via: 10.0.1.4}
+  - {in_label: 1003, action: pop_and_lookup}
+"#;
+
+/// A UDP test frame from 192.0.2.1, identified by its source port.
+fn udp(id: u16, dst: [u8; 4], ttl: u8, labels: &[(u32, u8, u8)]) -> FrameSpec {
+    FrameSpec {
+        dst_mac: [2, 0, 0, 0, 0, 1],
+        src_mac: [2, 0, 0, 0, 0, 2],
+        labels: labels.to_vec(),
+        src_ip: [192, 0, 2, 1],
+        dst_ip: dst,
+        ttl,
+        src_port: id,
+        ..FrameSpec::default()
+    }
+}
+
+fn echo_request(dst: [u8; 4], id: u16) -> Vec<u8> {
+    let mut f = udp(0, dst, 64, &[]).build();
+    f[23] = 1; // protocol ICMP
+    f[24..26].copy_from_slice(&[0, 0]);
+    let c = internet_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    let icmp = &mut f[34..];
+    icmp.fill(0x61);
+    icmp[0] = 8;
+    icmp[1] = 0;
+    icmp[2..4].copy_from_slice(&[0, 0]);
+    icmp[4..6].copy_from_slice(&id.to_be_bytes());
+    icmp[6..8].copy_from_slice(&1u16.to_be_bytes());
+    let c = internet_checksum(icmp);
+    icmp[2..4].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+const FIELDS: &[&str] = &[
+    "eth.dst",
+    "mpls.label",
+    "mpls.ttl",
+    "mpls.bottom",
+    "ip.src",
+    "ip.dst",
+    "ip.ttl",
+    "ip.checksum.status",
+    "udp.srcport",
+    "icmp.type",
+    "icmp.code",
+    "icmp.checksum.status",
+    "icmp.mtu",
+    "icmp.mpls.label",
+    "icmp.mpls.ttl",
+    "icmp.ext.checksum.status",
+    "icmp.ident",
+];
+
+/// Frames keyed by the UDP source port of the (possibly quoted) test packet.
+fn by_port(frames: Vec<Decoded>) -> HashMap<u16, Vec<Decoded>> {
+    let mut m: HashMap<u16, Vec<Decoded>> = HashMap::new();
+    for f in frames {
+        for p in f.list("udp.srcport") {
+            m.entry(p.parse().unwrap()).or_default().push(f.clone());
+        }
+    }
+    m
+}
+
+#[test]
+fn every_forwarding_behaviour_on_the_wire() {
+    let dir = TempDir::new("golden");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    let cfg = pcap_config(&dir, "");
+
+    let mut frames = vec![
+        udp(5001, [198, 51, 100, 7], 64, &[]).build(), // IPv4 forward
+        udp(5002, [203, 0, 113, 5], 64, &[]).build(),  // push 1
+        udp(5003, [20, 3, 1, 1], 30, &[]).build(),     // push 3
+        udp(5004, [198, 51, 100, 8], 64, &[(1000, 5, 64)]).build(), // swap
+        udp(5005, [198, 51, 100, 8], 64, &[(1001, 0, 10)]).build(), // swap + push
+        udp(5006, [198, 51, 100, 8], 64, &[(1002, 0, 20)]).build(), // PHP pop
+        udp(5007, [198, 51, 100, 9], 64, &[(1003, 0, 40)]).build(), // pop-and-lookup
+        udp(5008, [198, 51, 100, 10], 64, &[(0, 0, 20)]).build(), // explicit null
+        udp(5009, [198, 51, 100, 11], 1, &[]).build(), // IPv4 TTL expiry
+        udp(5010, [198, 51, 100, 12], 64, &[(1000, 0, 1)]).build(), // MPLS TTL expiry
+        FrameSpec {
+            dont_frag: true,
+            frame_len: 1514,
+            ..udp(5011, [50, 0, 0, 1], 64, &[])
+        }
+        .build(), // frag needed
+        udp(5012, [203, 0, 200, 1], 64, &[]).build(),  // no route
+        udp(5013, [198, 51, 100, 13], 64, &[(99_999, 0, 64)]).build(), // no label
+        udp(5014, [198, 51, 100, 14], 64, &[(3, 0, 64), (1000, 0, 64)]).build(), // implicit null on the wire
+    ];
+    let mut bad = udp(5015, [198, 51, 100, 15], 64, &[]).build();
+    bad[24] ^= 0xff; // corrupt the IPv4 header checksum
+    frames.push(bad);
+    frames.push(echo_request([10, 0, 0, 1], 0x4242));
+    // ECMP: 64 flows, each sent twice.
+    for i in 0..64u16 {
+        let f = udp(6000 + i, [40, 1, (i % 7) as u8, i as u8], 64, &[]).build();
+        frames.push(f.clone());
+        frames.push(f);
+    }
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+
+    let out = run_for(&cfg, 1.5);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "router failed:\n{stdout}\n{stderr}");
+
+    let fwd = by_port(tshark(&dir.path("out.pcap"), FIELDS));
+    let back = by_port(tshark(&dir.path("in-out.pcap"), FIELDS));
+    let one = |m: &HashMap<u16, Vec<Decoded>>, p: u16| -> Decoded {
+        let v = m
+            .get(&p)
+            .unwrap_or_else(|| panic!("no output for test frame {p}:\n{stdout}"));
+        assert_eq!(v.len(), 1, "frame {p}: {v:?}");
+        v[0].clone()
+    };
+
+    // (tshark checksum status: 1 = good, 0 = bad, 2 = not verified.)
+    // IPv4 forward: TTL - 1, checksum good, next hop's MAC, no labels.
+    let f = one(&fwd, 5001);
+    assert_eq!(f.get("eth.dst"), "02:00:00:00:01:02");
+    assert_eq!(
+        (
+            f.get("ip.ttl"),
+            f.get("ip.checksum.status"),
+            f.get("mpls.label")
+        ),
+        ("63", "1", "")
+    );
+
+    // LER push 1, uniform: label TTL = IP TTL - 1, S on the bottom.
+    let f = one(&fwd, 5002);
+    assert_eq!(f.get("eth.dst"), "02:00:00:00:01:03");
+    assert_eq!(
+        (f.get("mpls.label"), f.get("mpls.ttl"), f.get("mpls.bottom")),
+        ("100", "63", "1")
+    );
+    assert_eq!((f.get("ip.ttl"), f.get("ip.checksum.status")), ("63", "1"));
+
+    // Push 3: S bit only on the last.
+    let f = one(&fwd, 5003);
+    assert_eq!(f.list("mpls.label"), ["301", "302", "303"]);
+    assert_eq!(f.list("mpls.ttl"), ["29", "29", "29"]);
+    assert_eq!(f.list("mpls.bottom"), ["0", "0", "1"]);
+
+    // Swap: label TTL - 1, inner IP untouched.
+    let f = one(&fwd, 5004);
+    assert_eq!((f.get("mpls.label"), f.get("mpls.ttl")), ("2000", "63"));
+    assert_eq!(f.get("ip.ttl"), "64");
+
+    // Swap and push.
+    let f = one(&fwd, 5005);
+    assert_eq!(f.list("mpls.label"), ["2001", "2002"]);
+    assert_eq!(f.list("mpls.ttl"), ["9", "9"]);
+    assert_eq!(f.list("mpls.bottom"), ["0", "1"]);
+
+    // PHP pop, uniform: IP TTL = label TTL - 1, checksum fixed.
+    let f = one(&fwd, 5006);
+    assert_eq!(f.get("eth.dst"), "02:00:00:00:01:04");
+    assert_eq!(
+        (
+            f.get("mpls.label"),
+            f.get("ip.ttl"),
+            f.get("ip.checksum.status")
+        ),
+        ("", "19", "1")
+    );
+
+    // Pop-and-lookup at the bottom of the stack: IPv4 route, one decrement in all.
+    let f = one(&fwd, 5007);
+    assert_eq!(f.get("eth.dst"), "02:00:00:00:01:02");
+    assert_eq!(
+        (
+            f.get("mpls.label"),
+            f.get("ip.ttl"),
+            f.get("ip.checksum.status")
+        ),
+        ("", "39", "1")
+    );
+
+    // Explicit null (RFC 4182): popped, then IPv4.
+    let f = one(&fwd, 5008);
+    assert_eq!((f.get("mpls.label"), f.get("ip.ttl")), ("", "19"));
+
+    // IPv4 TTL expiry: time exceeded from the ingress port's address, back to the source.
+    let f = one(&back, 5009);
+    assert_eq!(f.get("eth.dst"), "02:00:00:00:00:02");
+    assert_eq!(
+        (f.get("ip.src"), f.get("ip.dst")),
+        ("10.0.0.1,192.0.2.1", "192.0.2.1,198.51.100.11")
+    );
+    assert_eq!(
+        (
+            f.get("icmp.type"),
+            f.get("icmp.code"),
+            f.get("icmp.checksum.status")
+        ),
+        ("11", "0", "1")
+    );
+
+    // MPLS TTL expiry: time exceeded with the RFC 4950 label stack object, sent onward
+    // along the LSP (label-switched like the expired packet, label TTL 255 - 1).
+    let f = one(&fwd, 5010);
+    assert_eq!((f.get("mpls.label"), f.get("mpls.ttl")), ("2000", "254"));
+    assert_eq!(f.get("icmp.type"), "11");
+    assert_eq!(
+        (f.get("icmp.mpls.label"), f.get("icmp.mpls.ttl")),
+        ("1000", "1")
+    );
+    assert_eq!(f.get("icmp.ext.checksum.status"), "1");
+    assert!(f.get("ip.dst").starts_with("192.0.2.1"), "{f:?}");
+
+    // Too big after pushing two labels, DF set: fragmentation needed, MTU minus labels.
+    let f = one(&back, 5011);
+    assert_eq!(
+        (f.get("icmp.type"), f.get("icmp.code"), f.get("icmp.mtu")),
+        ("3", "4", "1492")
+    );
+
+    // Echo reply from the router's address.
+    let replies: Vec<Decoded> = tshark(&dir.path("in-out.pcap"), FIELDS)
+        .into_iter()
+        .filter(|d| d.get("icmp.type") == "0")
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(
+        (replies[0].get("ip.src"), replies[0].get("icmp.ident")),
+        ("10.0.0.1", "16962")
+    );
+
+    // Dropped: nothing out anywhere.
+    for p in [5012, 5013, 5014, 5015] {
+        assert!(
+            !fwd.contains_key(&p) && !back.contains_key(&p),
+            "frame {p} should be dropped"
+        );
+    }
+    let summary = stdout.lines().find(|l| l.starts_with("workers:")).unwrap();
+    for reason in [
+        "no_route=1",
+        "no_label=1",
+        "bad_checksum=1",
+        "reserved_label=1",
+    ] {
+        assert!(summary.contains(reason), "{reason} missing: {summary}");
+    }
+    assert!(
+        stdout.contains("mbufs not returned to the pool: 0"),
+        "{stdout}"
+    );
+
+    // ECMP: every member used, and both copies of a flow on the same member.
+    let mut members = std::collections::HashSet::new();
+    for i in 0..64u16 {
+        let v = &fwd[&(6000 + i)];
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[0].get("eth.dst"),
+            v[1].get("eth.dst"),
+            "flow {i} changed member"
+        );
+        members.insert(v[0].get("eth.dst").to_string());
+    }
+    assert_eq!(members.len(), 4, "{members:?}");
+}
