@@ -74,7 +74,7 @@ log "building $RUNTIME_BASE_TAG (target runtime-base, base $BASE)"
 build -q -f "$CTX/Dockerfile" --target runtime-base \
   --build-arg BASE_IMAGE="$BASE" -t "$RUNTIME_BASE_TAG" "$CTX"
 log "building $TAG (target prebuilt)"
-build -q -f "$CTX/Dockerfile" --target prebuilt \
+build -q -f "$CTX/Dockerfile" --target prebuilt --build-arg REQUIRE_BINARY=1 \
   --build-arg BASE_IMAGE="$BASE" -t "$TAG" "$CTX"
 if [ "$TESTHOST" = 1 ]; then
   log "building $TESTHOST_TAG"
