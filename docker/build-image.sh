@@ -61,7 +61,7 @@ cp docker/Dockerfile docker/Dockerfile.testhost "$CTX/"
 # Output only on failure (the classic builder also nags about buildx on every build).
 build() {
   local out
-  if ! out=$(docker build "$@" 2>&1); then
+  if ! out=$(docker build --force-rm "$@" 2>&1); then
     printf '%s\n' "$out" >&2
     log "docker build $* failed"
     exit 1
