@@ -23,10 +23,19 @@ fn main() {
     let dpdk = run("pkg-config", &["--modversion", "libdpdk"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MPLSROUTER_GIT_REV={rev}");
     println!("cargo:rustc-env=MPLSROUTER_DPDK_VERSION={dpdk}");
-    // Rebuild when the checked-out commit or the index changes.
-    for p in [".git/HEAD", ".git/index", ".git/refs/heads"] {
-        if std::path::Path::new(p).exists() {
-            println!("cargo:rerun-if-changed={p}");
+    // Rebuild when the checked-out commit or the index changes. Ask git where its
+    // directory is: in a worktree `.git` is a file pointing elsewhere.
+    if let Some(git_dir) = run("git", &["rev-parse", "--git-dir"]) {
+        let common =
+            run("git", &["rev-parse", "--git-common-dir"]).unwrap_or_else(|| git_dir.clone());
+        for p in [
+            format!("{git_dir}/HEAD"),
+            format!("{git_dir}/index"),
+            format!("{common}/refs/heads"),
+        ] {
+            if std::path::Path::new(&p).exists() {
+                println!("cargo:rerun-if-changed={p}");
+            }
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -8,7 +8,7 @@ PACKAGES=(
   # build: DPDK headers and libraries (pkg-config finds libdpdk), bindgen's libclang
   libdpdk-dev dpdk pkg-config clang libclang-dev libpcap-dev build-essential
   # test tools: independent decoders and traffic, Linux hosts in namespaces
-  tshark python3-scapy iproute2 iputils-ping traceroute tcpdump procps psmisc
+  tshark python3-scapy iproute2 iputils-ping traceroute tcpdump procps psmisc ethtool
   # metrics oracle: promtool and a Prometheus server
   prometheus curl
   # DPDK examples source (l3fwd for scripts/bench.sh), hugepage/NIC helpers

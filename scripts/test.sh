@@ -33,7 +33,7 @@ step "cargo test"
 # Release-built binary for the end-to-end tests keeps them fast; unit tests run in the
 # test profile (the pure crates are optimised there, see Cargo.toml).
 cargo build --release --bin mplsrouter
-MPLSROUTER_BIN="$PWD/target/release/mplsrouter" cargo test --workspace 2>&1 | tee target/cargo-test.log
+MPLSROUTER_BIN="$PWD/target/release/mplsrouter" cargo test --workspace --no-fail-fast 2>&1 | tee target/cargo-test.log
 grep -q "test result: ok" target/cargo-test.log
 
 if [ "$QUICK" = 0 ]; then

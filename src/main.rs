@@ -31,6 +31,8 @@ enum Command {
     GenTraffic(cmd::gen_traffic::GenTrafficArgs),
     /// Compare the IPv4 lookup of our Lpm4 with DPDK's rte_lpm on the same table and keys.
     BenchLookup(cmd::bench_lookup::BenchLookupArgs),
+    /// Print a running router's counters as a table, read from its /metrics endpoint.
+    Stats(cmd::stats::StatsArgs),
 }
 
 /// Version information shared by `--version` and the `mplsrouter_build_info` metric.
@@ -49,6 +51,7 @@ fn main() {
         Command::Check(a) => cmd::check::run(a),
         Command::GenTraffic(a) => cmd::gen_traffic::run(a),
         Command::BenchLookup(a) => cmd::bench_lookup::run(a),
+        Command::Stats(a) => cmd::stats::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

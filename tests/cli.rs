@@ -11,7 +11,7 @@ fn help_lists_every_subcommand() {
     let out = bin().arg("--help").output().unwrap();
     assert!(out.status.success());
     let s = String::from_utf8(out.stdout).unwrap();
-    for sub in ["run", "check", "gen-traffic", "bench-lookup"] {
+    for sub in ["run", "check", "gen-traffic", "bench-lookup", "stats"] {
         assert!(s.contains(sub), "--help does not mention {sub}:\n{s}");
     }
 }
@@ -54,6 +54,63 @@ fn unknown_scenario_is_a_clear_error() {
     let e = String::from_utf8(out.stderr).unwrap();
     assert!(
         e.contains("unknown scenario \"bogus\"") && e.contains("mpls-swap"),
+        "{e}"
+    );
+}
+
+#[test]
+fn committed_demo_routes_match_the_demo_traffic() {
+    let dir = std::env::temp_dir().join(format!("mplsrouter-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = bin()
+        .args(["gen-traffic", "demo", "--count", "64", "--out"])
+        .arg(dir.join("demo.pcap"))
+        .arg("--routes")
+        .arg(dir.join("routes.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let generated = std::fs::read_to_string(dir.join("routes.yaml")).unwrap();
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/dpdk-config/demo-routes.yaml"
+    ))
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        generated, committed,
+        "regenerate with: mplsrouter gen-traffic demo --out out/demo-in.pcap --routes dpdk-config/demo-routes.yaml"
+    );
+}
+
+#[test]
+fn check_accepts_the_shipped_configs_and_rejects_a_bad_one_with_positions() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for f in ["dpdk-config/demo.yaml", "dpdk-config/routes.example.yaml"] {
+        let out = bin()
+            .arg("check")
+            .arg(format!("{root}/{f}"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{f}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let bad = std::env::temp_dir().join(format!("mplsrouter-bad-{}.yaml", std::process::id()));
+    std::fs::write(&bad, "ipv4:\n  - {prefix: 10.0.0.1/8, via: 10.0.1.2}\n").unwrap();
+    let out = bin().arg("check").arg(&bad).output().unwrap();
+    let _ = std::fs::remove_file(&bad);
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(":2:14: ipv4[0].prefix") && e.contains("host bits"),
         "{e}"
     );
 }

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use dpdk::{Eal, RteLpm};
 use net::fib::{Lpm4, NO_ROUTE};
-use router::traffic::{self, Rng};
+use router::traffic;
 
 #[derive(Args, Debug)]
 pub struct BenchLookupArgs {
@@ -155,23 +155,7 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
     let rte_build = t.elapsed();
 
     let keys: Vec<u32> = if a.keys == "random" {
-        let mut rng = Rng::new(a.seed);
-        let mut k = Vec::with_capacity(a.count);
-        let mut tries = 0u64;
-        while k.len() < a.count {
-            let x = rng.next_u64() as u32;
-            tries += 1;
-            if ours.lookup(x).is_some() {
-                k.push(x);
-            }
-            if tries > 100 * a.count as u64 + 1000 {
-                bail!(
-                    "the table covers too little address space to draw {} keys",
-                    a.count
-                );
-            }
-        }
-        k
+        net::fib::prefix_list::random_keys_in(&uniq, a.count, a.seed)
     } else {
         let frames = traffic::read_pcap(std::path::Path::new(&a.keys))
             .with_context(|| format!("read {}", a.keys))?;

@@ -5,3 +5,4 @@ pub mod check;
 pub mod gen_traffic;
 pub mod prefix_file;
 pub mod run;
+pub mod stats;

@@ -94,7 +94,7 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
                 rx: w.rx,
             })
             .collect(),
-        mempool_size: cfg.mempool.size,
+        mempool_size: cfg.mempool_size(),
         mempool_cache: cfg.mempool.cache,
         burst: cfg.burst_size as usize,
         idle: match cfg.idle {

@@ -46,6 +46,7 @@ impl Drop for TempDir {
 /// The standard two-port startup config on pcap vdevs: `in` replays `in.pcap` once and
 /// writes what it sends to `in-out.pcap`; `out` writes to `out.pcap`.
 pub fn pcap_config(dir: &TempDir, extra: &str) -> PathBuf {
+    let prefix = format!("mplsr-test-{}", std::process::id());
     let cfg = format!(
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
          ports:\n\
@@ -54,7 +55,6 @@ pub fn pcap_config(dir: &TempDir, extra: &str) -> PathBuf {
          routes: routes.yaml\n\
          metrics_listen: 127.0.0.1:0\n\
          idle: {{backoff: {{}}}}\n{extra}",
-        prefix = format!("mplsr-test-{}", std::process::id()),
         n = std::process::id(),
         d = dir.0.display()
     );

@@ -46,6 +46,10 @@ pub struct CheckSummary {
     pub routes_file: Option<PathBuf>,
     pub ports: usize,
     pub workers: usize,
+    /// EAL argument vector a startup config produces (empty for a routes file).
+    pub eal_args: Vec<String>,
+    /// Mbufs in the packet pool (0 for a routes file).
+    pub mempool_size: u32,
     /// Routes written in the routes file.
     pub ipv4_routes: usize,
     pub labels: usize,
@@ -122,6 +126,8 @@ fn check_startup(path: &FsPath, root: &Node) -> Result<CheckSummary, ConfigError
     s.routes_file = cfg.routes.clone();
     s.ports = cfg.ports.len();
     s.workers = cfg.workers().len();
+    s.eal_args = cfg.eal_args("mplsrouter");
+    s.mempool_size = cfg.mempool_size();
     Ok(s)
 }
 
@@ -155,6 +161,8 @@ fn summary(
         routes_file: None,
         ports: 0,
         workers: 0,
+        eal_args: Vec::new(),
+        mempool_size: 0,
         ipv4_routes: set.ipv4.len(),
         labels: set.labels.len(),
         neighbors: set.neighbors.len(),
@@ -183,6 +191,8 @@ pub fn render(result: &Result<CheckSummary, ConfigError>) -> (String, i32) {
             if s.kind == FileKind::Startup {
                 let _ = writeln!(o, "  ports:            {}", s.ports);
                 let _ = writeln!(o, "  workers:          {}", s.workers);
+                let _ = writeln!(o, "  mempool:          {} mbufs", s.mempool_size);
+                let _ = writeln!(o, "  eal args:         {}", s.eal_args[1..].join(" "));
                 match &s.routes_file {
                     Some(r) => {
                         let _ = writeln!(o, "  routes file:      {}", r.display());

@@ -18,7 +18,7 @@ pub fn fullview_routes(prefix_list_text: &str, nexthops: &[Ipv4Addr]) -> (String
         "# Generated full-view routes file (mplsrouter config::generate::fullview_routes).\n",
     );
     out.push_str("routes_compact:\n");
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::types::FastSet::default();
     let mut n = 0;
     for line in prefix_list_text.lines() {
         let line = line.trim();

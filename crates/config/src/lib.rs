@@ -31,5 +31,5 @@ pub mod yaml;
 pub use check::{check_file, render as render_check, CheckSummary, FileKind};
 pub use diag::{ConfigError, Diagnostic, Diagnostics};
 pub use reload::{ReloadOutcome, ReloadState, RouteDiff};
-pub use routes::{compile, load_routes, parse_routes, RouteContext, RouteSet};
+pub use routes::{compile, connected_only, load_routes, parse_routes, RouteContext, RouteSet};
 pub use startup::StartupConfig;

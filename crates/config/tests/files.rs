@@ -41,11 +41,11 @@ fn demo_config_checks_and_renders() {
     assert_eq!(s.kind, FileKind::Startup);
     assert_eq!(
         (s.ports, s.workers, s.ipv4_routes, s.labels, s.neighbors),
-        (2, 1, 4, 3, 2)
+        (2, 1, 34, 32, 5)
     );
-    // 4 file routes + 2 connected + 2 local + 2 neighbor host routes.
-    assert_eq!(s.fib.unwrap().ipv4_routes, 10);
-    assert!(text.contains("ipv4 routes:      4"), "{text}");
+    // 34 file routes + 2 connected + 2 local + 5 neighbor host routes.
+    assert_eq!(s.fib.unwrap().ipv4_routes, 43);
+    assert!(text.contains("ipv4 routes:      34"), "{text}");
 }
 
 #[test]
@@ -173,7 +173,7 @@ fn eal_args_for_the_demo() {
     let a = demo().eal_args("mplsrouter");
     let s = a.join(" ");
     assert!(
-        s.starts_with("mplsrouter -l 0-1 -m 512 --no-huge --file-prefix mplsrouter-demo --no-pci"),
+        s.starts_with("mplsrouter -l 0-1 -m 512 --no-huge --no-pci"),
         "{s}"
     );
     let vdevs: Vec<&String> = a
@@ -183,7 +183,7 @@ fn eal_args_for_the_demo() {
         .collect();
     assert_eq!(vdevs.len(), 2);
     assert!(vdevs[0].starts_with("net_pcap0,"));
-    assert!(vdevs[1].starts_with("net_pcap1,"));
+    assert!(vdevs[1].starts_with("net_null0,"));
 }
 
 #[test]
@@ -216,4 +216,18 @@ fn check_reports_errors_of_both_files_with_exit_1() {
     assert_eq!(code, 1);
     assert!(text.contains("cannot read"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn connected_only_table() {
+    let cfg = demo();
+    let ports = cfg.port_ifaces(|_| [0; 6]);
+    let fib = config::connected_only(&ports, 1).unwrap();
+    assert_eq!(fib.stats().ipv4_routes, 4);
+    assert_eq!(
+        target(&fib, "10.0.1.200"),
+        RouteTarget::Connected { port: 1 }
+    );
+    assert_eq!(target(&fib, "10.0.1.1"), RouteTarget::Local);
+    assert!(fib.lookup_ipv4(ip("192.0.2.1")).is_none());
 }

@@ -32,7 +32,7 @@ fn routes(n: u32, nh: u8) -> String {
 
 fn updated(o: ReloadOutcome) -> (Fib, config::RouteDiff) {
     match o {
-        ReloadOutcome::Updated { fib, diff, .. } => (fib, diff),
+        ReloadOutcome::Updated { fib, diff, .. } => (*fib, diff),
         ReloadOutcome::Unchanged { .. } => panic!("expected a new table"),
     }
 }
@@ -110,4 +110,92 @@ fn reload_storm_ends_on_the_last_content() {
     assert_eq!(via(&fib, 0x14000001), Some(nh));
     assert_eq!(via(&fib, 0x1e010203), Some(nh));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The fast path (edits inside `routes_compact`) must give exactly what a full parse of
+/// the same text gives, or fall back; checked over a long run of random edits.
+#[test]
+fn fast_path_agrees_with_a_full_parse() {
+    let ctx = ctx();
+    let normal = |s: &config::RouteSet| -> Vec<(String, config::routes::RouteSpec)> {
+        s.ipv4
+            .iter()
+            .map(|(c, id)| (c.to_string(), s.specs[*id as usize].clone()))
+            .collect()
+    };
+    let header = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\nipv4:\n  - {prefix: 9.9.0.0/16, via: 10.0.0.2}\n  - {prefix: 9.8.0.0/16, blackhole: true}\nroutes_compact:\n";
+    let footer = "prefix_groups:\n  - via: 10.0.0.3\n    prefixes: [8.0.0.0/8]\n";
+    let mut lines: Vec<String> = (0..200)
+        .map(|i| format!("  - 20.0.{i}.0/24 via 10.0.1.{}", 2 + i % 3))
+        .collect();
+    let text = |lines: &[String]| format!("{header}{}\n{footer}", lines.join("\n"));
+    let mut st = ReloadState::new("/x/routes.yaml", ctx.clone());
+    st.apply_text(text(&lines)).unwrap();
+    let mut seed = 0x2545_f491_u64;
+    let mut rnd = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    let (mut fast, mut refused) = (0, 0);
+    let mut next_prefix = 1000;
+    for step in 0..400 {
+        let mut cand = lines.clone();
+        let k = rnd(cand.len());
+        match rnd(9) {
+            0 | 1 => cand[k] = cand[k].replace("via 10.0.1.", "via 10.0.0."),
+            2 => {
+                cand.remove(k);
+            }
+            3 | 4 => {
+                next_prefix += 1;
+                let l = format!(
+                    "  - 21.{}.{}.0/24 via 10.0.1.7 push 100",
+                    next_prefix >> 8 & 255,
+                    next_prefix & 255
+                );
+                cand.insert(k, l);
+            }
+            5 => {
+                let dup = cand[rnd(cand.len())].clone();
+                cand.insert(k, dup);
+            }
+            6 => cand[k] = "  - 22.0.0.1/24 via 10.0.1.2".into(),
+            7 => cand.insert(k, "  # a comment".into()),
+            _ => {
+                if k + 1 < cand.len() {
+                    cand[k] = cand[k]
+                        .replace(" via ", " blackhole # ")
+                        .split(" # ")
+                        .next()
+                        .unwrap()
+                        .to_string();
+                    cand[k + 1] = format!("{} ttl pipe 9", cand[k + 1]);
+                }
+            }
+        }
+        let t = text(&cand);
+        let oracle = config::parse_routes(std::path::Path::new("/x/routes.yaml"), &t, &ctx);
+        let before = st.current().cloned();
+        match (st.apply_text(t), oracle) {
+            (Ok(out), Ok(o)) => {
+                let (ReloadOutcome::Updated { timings, .. } | ReloadOutcome::Unchanged { timings }) =
+                    &out;
+                fast += usize::from(timings.fast_path);
+                assert_eq!(normal(st.current().unwrap()), normal(&o), "step {step}");
+                // Comments are not routes; later candidates drop them (an edit too).
+                lines = cand.into_iter().filter(|l| !l.contains('#')).collect();
+                assert_eq!(lines.len(), o.ipv4.len() - 3);
+            }
+            (Err(_), Err(_)) => {
+                refused += 1;
+                assert_eq!(st.current().cloned(), before, "step {step}");
+            }
+            (a, b) => panic!("step {step}: fast {:?} vs full {:?}", a.is_ok(), b.is_ok()),
+        }
+    }
+    eprintln!("fast path {fast} times, {refused} refused");
+    assert!(fast > 100, "fast path taken only {fast} times");
+    assert!(refused > 20, "{refused}");
 }

@@ -88,8 +88,19 @@ impl<T: Send + Sync> Rcu<T> {
     }
 
     /// Registers a reader, online. Registration is control-path work (it may contend).
+    #[cfg(not(loom))]
     pub fn register(self: &Arc<Self>) -> Result<Reader<T>, RcuError> {
-        let slot = self
+        Rcu::register_in(self)
+    }
+
+    /// Registers a reader, online (loom's `Arc` cannot be a method receiver).
+    #[cfg(loom)]
+    pub fn register(rcu: &Arc<Self>) -> Result<Reader<T>, RcuError> {
+        Rcu::register_in(rcu)
+    }
+
+    fn register_in(this: &Arc<Self>) -> Result<Reader<T>, RcuError> {
+        let slot = this
             .slots
             .iter()
             .position(|s| {
@@ -97,10 +108,10 @@ impl<T: Send + Sync> Rcu<T> {
                     .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
             })
-            .ok_or(RcuError::NoFreeSlot(self.slots.len()))?;
+            .ok_or(RcuError::NoFreeSlot(this.slots.len()))?;
         Ok(OfflineReader {
             reg: Registration {
-                rcu: self.clone(),
+                rcu: this.clone(),
                 slot,
             },
         }

@@ -46,10 +46,11 @@ fn check_table(name: &str, expect_len: usize) {
     let uniform: Vec<u32> = (0..100_000).map(|_| rng.next_u64() as u32).collect();
     compare(&lpm, &r, &uniform);
     println!(
-        "{name}: {} prefixes, {} lookup bytes, {} control bytes",
+        "{name}: {} prefixes, {} lookup bytes, {} control bytes, (blocks, nodes, leaves) {:?}",
         lpm.len(),
         lpm.memory_bytes(),
-        lpm.control_bytes()
+        lpm.control_bytes(),
+        lpm.shape()
     );
 }
 

@@ -309,3 +309,28 @@ fn token_bucket_limits_generation() {
     assert!(!b.allow(t));
     assert!(b.allow(t + 500_000_000));
 }
+
+#[test]
+fn frag_needed_about_a_labelled_packet_carries_the_stack_and_follows_the_lsp() {
+    let fib = fib(true);
+    // Label 100 swaps to 200 (same size): 1500 bytes of IPv4 + 4 label bytes > 1500.
+    let payload = Ip4::new(SRC, DST).len(1500 - 28).bytes();
+    let frame = mpls(&[(100, 0, 64)], &payload);
+    let mtu = match punt(&fib, &frame) {
+        PuntReason::FragNeeded { mtu, .. } => mtu,
+        p => panic!("{p:?}"),
+    };
+    assert_eq!(mtu, 1496);
+    let mut out = [0u8; icmp::MAX_ERROR_FRAME];
+    let r =
+        icmp::frag_needed(&IcmpConfig::default(), &fib, IN_PORT, &frame, mtu, &mut out).unwrap();
+    assert_eq!(r.via, SendVia::LabelSwitch);
+    let (v, wire) = sent(&fib, r.via, &out[..r.len]);
+    assert_eq!(v, Verdict::Forward { port: 1 });
+    let d = decode(&wire);
+    assert_eq!(d.labels, vec![(200, 0, true, 254)]);
+    let msg = &d.payload[20..];
+    assert_eq!((msg[0], msg[1]), (3, 4));
+    assert_eq!(u16::from_be_bytes([msg[6], msg[7]]), 1496);
+    assert_eq!(rfc4950_stack(msg), frame[14..18].to_vec());
+}

@@ -128,6 +128,22 @@ fn php_pop_above_a_label_exposes_it_with_mpls_ethertype() {
 fn php_pop_of_non_ipv4_payload_is_dropped() {
     let (v, _) = run1(&fib(), mpls(&[(110, 0, 30)], &[0x60; 40]));
     assert_eq!(v, Verdict::Drop(DropReason::UnsupportedPayload));
+    let mut bad = ip(64);
+    bad[11] ^= 1;
+    let (v, _) = run1(&fib(), mpls(&[(110, 0, 30)], &bad));
+    assert_eq!(v, Verdict::Drop(DropReason::BadChecksum));
+}
+
+#[test]
+fn lsr_does_not_trim_a_payload_that_only_looks_like_ipv4() {
+    // Starts with 0x45 but its "checksum" does not verify: not trimmed, forwarded whole.
+    let mut payload = vec![0x45, 0, 0, 20];
+    payload.resize(50, 0x11);
+    let f = mpls(&[(100, 0, 64)], &payload);
+    let (v, out) = run1(&fib(), f.clone());
+    assert_eq!(v, Verdict::Forward { port: 1 });
+    assert_eq!(out.len(), f.len());
+    assert_eq!(&out[18..], &payload[..]);
 }
 
 #[test]
@@ -181,6 +197,9 @@ fn explicit_null_is_popped_at_any_depth() {
     let (v, out) = run1(&fib(), mpls(&[(0, 0, 20), (100, 0, 20)], &ip(64)));
     assert_eq!(v, Verdict::Forward { port: 1 });
     assert_eq!(decode(&out).labels, vec![(200, 0, true, 19)]);
+    // Uniform: the lower of the two TTLs carries on.
+    let (_, out) = run1(&fib(), mpls(&[(0, 0, 20), (100, 0, 9)], &ip(64)));
+    assert_eq!(decode(&out).labels, vec![(200, 0, true, 8)]);
     // Below a pop-and-lookup label.
     let (v, out) = run1(&fib(), mpls(&[(120, 0, 20), (0, 0, 20)], &ip(64)));
     assert_eq!(v, Verdict::Forward { port: 3 });

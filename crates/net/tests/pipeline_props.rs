@@ -139,7 +139,7 @@ proptest! {
     #[test]
     fn forwarded_ipv4_is_valid_and_ttl_decremented(ip in ip_strategy(), pad in 0usize..30) {
         let mut f = ipv4_frame(&ip);
-        f.extend(std::iter::repeat_n(0xa5, pad));
+        f.resize(f.len() + pad, 0xa5);
         let (v, out) = run1(&fib(), f);
         if let Verdict::Forward { .. } = v {
             // decode() checks IPv4/UDP checksums and total length == buffer.
@@ -157,7 +157,7 @@ proptest! {
         pad in 0usize..20,
     ) {
         let mut f = mpls(&labels, &ip.bytes());
-        f.extend(std::iter::repeat_n(0, pad));
+        f.resize(f.len() + pad, 0);
         let (v, out) = run1(&fib(), f.clone());
         if let Verdict::Forward { .. } = v {
             let d = decode(&out);

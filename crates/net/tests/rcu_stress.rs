@@ -72,6 +72,8 @@ fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
             std::thread::spawn(move || {
                 let mut last = 0;
                 let mut n = 0u64;
+                // Odd readers go offline every 500 bursts; even ones never do.
+                let mut idle_in: u64 = if id % 2 == 1 { 500 } else { u64::MAX };
                 while !stop.load(Ordering::Relaxed) {
                     // One "burst": load once, use it a few times.
                     let s = r.load();
@@ -87,7 +89,9 @@ fn readers_never_see_freed_snapshots_and_every_snapshot_drops_once() {
                     r.quiescent();
                     n += 1;
                     // Some readers go idle now and then.
-                    if id % 2 == 1 && n % 500 == 0 {
+                    idle_in -= 1;
+                    if idle_in == 0 {
+                        idle_in = 500;
                         let off = r.offline();
                         std::thread::yield_now();
                         r = off.online();

@@ -68,7 +68,7 @@ impl ControlPlane {
             Some(p) => {
                 let mut st = ReloadState::new(p, ctx);
                 match st.reload()? {
-                    ReloadOutcome::Updated { fib, .. } => (Some(st), fib),
+                    ReloadOutcome::Updated { fib, .. } => (Some(st), *fib),
                     ReloadOutcome::Unchanged { .. } => {
                         unreachable!("the first load always yields a table")
                     }
@@ -160,11 +160,7 @@ impl ControlPlane {
                 self.stats.record_reload(true, t.elapsed().as_secs_f64());
             }
             Ok(ReloadOutcome::Updated { fib, diff, .. }) => {
-                let fib = if self.learned.is_empty() {
-                    Some(fib)
-                } else {
-                    None
-                };
+                let fib = self.learned.is_empty().then_some(*fib);
                 match self.publish(fib) {
                     Ok(()) => {
                         let secs = t.elapsed().as_secs_f64();

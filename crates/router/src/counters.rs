@@ -28,6 +28,9 @@ pub struct WorkerCounters {
     pub tx_packets: AtomicU64,
     /// Packets a PMD refused (queue full), freed.
     pub tx_refused: AtomicU64,
+    /// Frames from the slow path (ICMP, ARP) this worker queued for transmission; they
+    /// are included in `tx_packets`.
+    pub injected: AtomicU64,
     /// Packets handed to the slow path.
     pub slow_path: AtomicU64,
     /// Packets for the slow path dropped because its queue was full.
@@ -57,6 +60,7 @@ impl WorkerCounters {
             rx_packets: AtomicU64::new(0),
             tx_packets: AtomicU64::new(0),
             tx_refused: AtomicU64::new(0),
+            injected: AtomicU64::new(0),
             slow_path: AtomicU64::new(0),
             punt_overflow: AtomicU64::new(0),
             drops: [const { AtomicU64::new(0) }; MAX_DROP_REASONS],
@@ -73,6 +77,7 @@ impl WorkerCounters {
             rx_packets: self.rx_packets.load(Relaxed),
             tx_packets: self.tx_packets.load(Relaxed),
             tx_refused: self.tx_refused.load(Relaxed),
+            injected: self.injected.load(Relaxed),
             slow_path: self.slow_path.load(Relaxed),
             punt_overflow: self.punt_overflow.load(Relaxed),
             drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
@@ -90,6 +95,7 @@ pub struct WorkerTotals {
     pub rx_packets: u64,
     pub tx_packets: u64,
     pub tx_refused: u64,
+    pub injected: u64,
     pub slow_path: u64,
     pub punt_overflow: u64,
     pub drops: [u64; MAX_DROP_REASONS],
@@ -105,6 +111,7 @@ impl WorkerTotals {
         self.rx_packets += o.rx_packets;
         self.tx_packets += o.tx_packets;
         self.tx_refused += o.tx_refused;
+        self.injected += o.injected;
         self.slow_path += o.slow_path;
         self.punt_overflow += o.punt_overflow;
         for (a, b) in self.drops.iter_mut().zip(o.drops.iter()) {

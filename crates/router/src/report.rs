@@ -86,8 +86,11 @@ impl Reporter {
             "[{:>7.1}s] {} | forwarded {} ({:.3} Mpps) dropped {} [{}] slow-path {} (queue full {})",
             at.as_secs_f64(),
             parts.join(" | "),
-            d(w.tx_packets, self.last_workers.tx_packets),
-            mpps(d(w.tx_packets, self.last_workers.tx_packets), secs),
+            d(w.tx_packets - w.injected, self.last_workers.tx_packets - self.last_workers.injected),
+            mpps(
+                d(w.tx_packets - w.injected, self.last_workers.tx_packets - self.last_workers.injected),
+                secs
+            ),
             d(w.dropped(), self.last_workers.dropped()),
             self.drops_text(&drops),
             d(w.slow_path, self.last_workers.slow_path),
@@ -121,14 +124,15 @@ impl Reporter {
             0.0
         };
         println!(
-            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} busy cycles/pkt {:.1}",
+            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} generated {} busy cycles/pkt {:.1}",
             w.rx_packets,
-            w.tx_packets,
+            w.tx_packets - w.injected,
             w.tx_refused,
             w.dropped(),
             self.drops_text(&w.drops),
             w.slow_path,
             w.punt_overflow,
+            w.injected,
             cpp
         );
         println!("mbufs not returned to the pool: {leaked}");

@@ -127,11 +127,18 @@ impl<F: Forwarder> Worker<F> {
                 drops.free_all();
             }
             if let Some(inj) = &self.inject {
+                let mut n = 0;
                 for Injected { port, mbuf } in inj.try_iter().take(BURST_MAX) {
                     match self.tx.get_mut(port as usize) {
-                        Some(t) => t.push(mbuf),
+                        Some(t) => {
+                            t.push(mbuf);
+                            n += 1;
+                        }
                         None => drop(mbuf),
                     }
+                }
+                if n > 0 {
+                    bump(&c.injected, n);
                 }
             }
             flush_all(&mut self.tx, &c);

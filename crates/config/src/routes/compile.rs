@@ -8,8 +8,6 @@
 //! builds a few hundred of each. Input must come from [`super::parse_routes`] with the
 //! same ports: a builder error here is a validation gap, reported as such.
 
-use std::collections::{HashMap, HashSet};
-
 use net::fib::{
     AdjId, Adjacency, Fib, FibBuilder, FibError, Ipv4Route, LabelEntry, NextHop, RouteTarget,
     TtlMode,
@@ -17,7 +15,7 @@ use net::fib::{
 
 use super::{NhSpec, RouteSet, TargetSpec, UNKNOWN_PORT};
 use crate::startup::PortIface;
-use crate::types::Cidr;
+use crate::types::{Cidr, FastMap as HashMap, FastSet as HashSet};
 
 /// Why a validated set could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -92,14 +90,14 @@ pub fn compile(set: &RouteSet, ports: &[PortIface], generation: u64) -> Result<F
             .iter()
             .map(|n| ((n.port, n.ip), n.mac))
             .collect(),
-        adjs: HashMap::new(),
-        groups: HashMap::new(),
+        adjs: HashMap::default(),
+        groups: HashMap::default(),
     };
     let uniform = |target| Ipv4Route {
         target,
         ttl_mode: TtlMode::Uniform,
     };
-    let mut taken: HashSet<Cidr> = HashSet::new();
+    let mut taken: HashSet<Cidr> = HashSet::default();
     for p in ports {
         if let Some(first) = p.addresses.first() {
             c.b.set_port_address(p.id, first.addr.to_be_bytes());

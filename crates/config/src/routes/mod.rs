@@ -16,7 +16,7 @@
 pub mod compact;
 mod compile;
 pub mod model;
-mod validate;
+pub(crate) mod validate;
 
 use std::path::Path as FsPath;
 
@@ -156,6 +156,16 @@ pub(crate) fn routes_from_node(
         )));
     }
     Ok(set)
+}
+
+/// A table with only the ports' connected subnets and local addresses, for a startup
+/// config without a routes file.
+pub fn connected_only(ports: &[PortIface], generation: u64) -> Result<net::fib::Fib, CompileError> {
+    let set = RouteSet {
+        ports_checked: true,
+        ..RouteSet::default()
+    };
+    compile(&set, ports, generation)
 }
 
 /// Reads and validates a routes file.

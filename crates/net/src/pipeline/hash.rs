@@ -50,3 +50,37 @@ pub(crate) fn flow_hash(stack: &[u8], ip: Option<&[u8]>) -> u32 {
     }
     fmix(h)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack(entries: &[(u32, u8)]) -> Vec<u8> {
+        let n = entries.len();
+        entries
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &(l, ttl))| {
+                LabelStackEntry::new(l, (i % 8) as u8, i + 1 == n, ttl)
+                    .0
+                    .to_be_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ttl_tc_and_reserved_labels_are_ignored() {
+        let a = flow_hash(&stack(&[(100, 64), (200, 64)]), None);
+        assert_eq!(a, flow_hash(&stack(&[(100, 3), (200, 9)]), None));
+        assert_eq!(a, flow_hash(&stack(&[(0, 3), (100, 3), (200, 9)]), None));
+        assert_ne!(a, flow_hash(&stack(&[(100, 64), (201, 64)]), None));
+    }
+
+    #[test]
+    fn entropy_label_alone_after_eli() {
+        let a = flow_hash(&stack(&[(100, 1), (7, 0), (5000, 0)]), Some(&[0x45; 20]));
+        let b = flow_hash(&stack(&[(300, 1), (7, 0), (5000, 0), (400, 1)]), None);
+        assert_eq!(a, b);
+        assert_ne!(a, flow_hash(&stack(&[(100, 1), (7, 0), (5001, 0)]), None));
+    }
+}

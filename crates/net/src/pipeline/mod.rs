@@ -28,6 +28,7 @@ mod classify;
 mod hash;
 mod ipv4;
 mod mpls;
+mod prefetch;
 mod rewrite;
 mod verdict;
 
@@ -183,6 +184,9 @@ impl Pipeline {
         originate: bool,
     ) {
         let n = pkts.len();
+        for p in pkts.iter() {
+            prefetch::prefetch(p.data());
+        }
         let mut work = [Work::EMPTY; CHUNK];
         for (w, p) in work.iter_mut().zip(pkts.iter()) {
             *w = classify::classify(&self.config, p.data(), originate);

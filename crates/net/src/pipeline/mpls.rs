@@ -17,10 +17,14 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
         Err(_) => return w.done(Verdict::Drop(DropReason::Truncated)),
     };
     w.stack_end = w.l3 + stack.len();
-    // An IPv4 payload (probed, not required) bounds the frame and feeds hash and DF.
+    // An IPv4 payload (probed, not required) bounds the frame and feeds hash and DF. The
+    // checksum must verify too: an LSR must not trim a non-IP payload that merely starts
+    // with a 4 nibble.
     if let Ok(ip) = Ipv4Packet::new_checked(&data[w.stack_end..]) {
-        w.ip = Some(w.stack_end);
-        w.end = w.stack_end + ip.total_len() as usize;
+        if ip.verify_checksum() {
+            w.ip = Some(w.stack_end);
+            w.end = w.stack_end + ip.total_len() as usize;
+        }
     }
     let expired = Verdict::SlowPath(PuntReason::TtlExpired { in_port });
     let mut in_ttl = stack.get(0).map_or(0, |e| e.ttl());
@@ -29,10 +33,12 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
         let off = w.l3 + 4 * i;
         match e.label() {
             LABEL_IPV4_EXPLICIT_NULL => {
+                // Popped in uniform mode (RFC 4182 allows it at any depth).
                 i += 1;
                 if e.bos() {
                     return dispose(cfg, data, w, TtlMode::Uniform, in_ttl);
                 }
+                in_ttl = stack.get(i).map_or(in_ttl, |n| in_ttl.min(n.ttl()));
             }
             LABEL_ROUTER_ALERT => return w.done(Verdict::SlowPath(PuntReason::RouterAlert)),
             LABEL_IPV6_EXPLICIT_NULL => {
@@ -87,10 +93,7 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                             let exposed = if e.bos() {
                                 match w.ip {
                                     Some(ip) if ip == w.keep => data[ip + 8],
-                                    _ => {
-                                        return w
-                                            .done(Verdict::Drop(DropReason::UnsupportedPayload))
-                                    }
+                                    _ => return w.done(not_ipv4(cfg, data, w.keep)),
                                 }
                             } else {
                                 stack.get(i + 1).map_or(0, |n| n.ttl())
@@ -116,6 +119,17 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
     }
     // A checked stack ends with a bottom-of-stack entry, handled above.
     w.done(Verdict::Drop(DropReason::Truncated))
+}
+
+/// Why the payload exposed at `off` cannot be forwarded as IPv4.
+fn not_ipv4(cfg: &PipelineConfig, data: &[u8], off: usize) -> Verdict {
+    match data.get(off) {
+        Some(b) if b >> 4 == 4 => match ipv4::check(cfg, data, off, true) {
+            Err(v) => v,
+            Ok(_) => Verdict::Drop(DropReason::BadIpv4Header),
+        },
+        _ => Verdict::Drop(DropReason::UnsupportedPayload),
+    }
 }
 
 /// Bottom of stack popped: the IPv4 packet below goes to the IPv4 lookup with its TTL

@@ -161,6 +161,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &["worker"],
     ),
     (
+        "mplsrouter_worker_injected_packets_total",
+        "Frames the slow path generated (ICMP, ARP) that the worker queued for transmission; included in forwarded.",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
         "mplsrouter_worker_slow_path_packets_total",
         "Packets the worker handed to the slow path.",
         MetricType::COUNTER,
@@ -380,7 +386,7 @@ impl RouterCollector {
             .map(|w| (w.lcore.to_string(), w.snapshot()))
             .collect();
         type Get = fn(&WorkerTotals) -> u64;
-        let per_worker: [(&str, Get); 6] = [
+        let per_worker: [(&str, Get); 7] = [
             ("mplsrouter_worker_rx_packets_total", |w| w.rx_packets),
             ("mplsrouter_worker_forwarded_packets_total", |w| {
                 w.tx_packets
@@ -388,6 +394,7 @@ impl RouterCollector {
             ("mplsrouter_worker_tx_refused_packets_total", |w| {
                 w.tx_refused
             }),
+            ("mplsrouter_worker_injected_packets_total", |w| w.injected),
             ("mplsrouter_worker_slow_path_packets_total", |w| w.slow_path),
             ("mplsrouter_worker_busy_cycles_total", |w| w.busy_cycles),
             ("mplsrouter_worker_idle_cycles_total", |w| w.idle_cycles),

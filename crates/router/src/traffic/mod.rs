@@ -33,25 +33,3 @@ pub fn read_pcap(path: &Path) -> io::Result<Vec<Vec<u8>>> {
     }
     Ok(out)
 }
-
-/// Parses a prefix list: one `a.b.c.d/len` per line, `#` comments and blank lines skipped.
-/// Returns (network address in host order, length); host bits are cleared.
-pub fn parse_prefix_list(text: &str) -> Result<Vec<(u32, u8)>, String> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let bad = || format!("line {}: {line:?} is not a.b.c.d/len", n + 1);
-        let (a, l) = line.split_once('/').ok_or_else(bad)?;
-        let addr: std::net::Ipv4Addr = a.parse().map_err(|_| bad())?;
-        let len: u8 = l.parse().map_err(|_| bad())?;
-        if len > 32 {
-            return Err(bad());
-        }
-        let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-        out.push((u32::from(addr) & mask, len));
-    }
-    Ok(out)
-}

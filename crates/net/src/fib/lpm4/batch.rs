@@ -1,12 +1,21 @@
-//! Batched lookup: several keys walk the trie in lockstep, and each step prefetches the
-//! next node or leaf of every key before any of them is read, so the cache misses of the
-//! group overlap instead of adding up.
+//! Batched lookup: prefetch the top-level entry of the key `AHEAD` places further on, then
+//! finish the current key.
+//!
+//! The top-level entry is the first load of every lookup and the only one whose address
+//! is known from the key alone; prefetching it early takes its miss off the dependent
+//! chain. The node and leaf loads that follow depend on it and are left to the
+//! out-of-order core, which overlaps them across neighbouring keys because the loop body
+//! is short and the keys are independent. Measured on the full view during development
+//! (variants not kept in the tree), this beat a lockstep walk of 4-32 keys with a per-key
+//! state machine (its unpredictable branches cost more than the misses it hid: 12-17 ns vs
+//! 10.5 ns per lookup), a three-stage pipeline that also prefetched the first node, and a
+//! branch-free walk routing value entries through a dummy node (13 vs 10.6 ns).
 
-use super::block::{below_chunk, chunk_of, Block, NODE};
+use super::block::{chunk_of, NODE};
 use super::Lpm4;
 
-/// Keys in flight per group.
-const LANES: usize = 8;
+/// How many keys ahead the top-level entry is prefetched.
+const AHEAD: usize = 16;
 
 pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
     assert!(
@@ -22,7 +31,7 @@ pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
     lookup_batch_generic(lpm, addrs, out)
 }
 
-/// The same code compiled with the popcnt instruction (one of the two hot operations).
+/// The same code compiled with the popcnt instruction (the hot operation of a node step).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
 unsafe fn lookup_batch_popcnt(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
@@ -31,14 +40,20 @@ unsafe fn lookup_batch_popcnt(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
 
 #[inline(always)]
 fn lookup_batch_generic(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
-    let out = &mut out[..addrs.len()];
-    let mut a = addrs.chunks_exact(LANES);
-    let mut o = out.chunks_exact_mut(LANES);
-    for (a, o) in (&mut a).zip(&mut o) {
-        group(lpm, a.try_into().unwrap(), o.try_into().unwrap());
+    let top = |k: u32| -> *const u32 { &lpm.blocks[(k >> 24) as usize].top[chunk_of(k)] };
+    for &k in addrs.iter().take(AHEAD) {
+        prefetch(top(k));
     }
-    for (a, o) in a.remainder().iter().zip(o.into_remainder()) {
-        *o = lpm.lookup_enc(*a).wrapping_sub(1);
+    for (i, (&k, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+        if let Some(&ahead) = addrs.get(i + AHEAD) {
+            prefetch(top(ahead));
+        }
+        let b = (k >> 24) as usize;
+        let blk = &lpm.blocks[b];
+        let t = blk.top[chunk_of(k)];
+        let v = if t & NODE == 0 { t } else { blk.walk(t, k) };
+        let v = if v == 0 { lpm.inherit[b] } else { v };
+        *o = v.wrapping_sub(1);
     }
 }
 
@@ -52,63 +67,4 @@ fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
-}
-
-const DONE: u8 = 0;
-const AT_NODE: u8 = 1;
-const AT_LEAF: u8 = 2;
-
-#[inline(always)]
-fn group(lpm: &Lpm4, a: &[u32; LANES], o: &mut [u32; LANES]) {
-    let blk: [&Block; LANES] = std::array::from_fn(|l| &*lpm.blocks[(a[l] >> 24) as usize]);
-    for l in 0..LANES {
-        prefetch(&blk[l].top[chunk_of(a[l])]);
-    }
-    let mut state = [DONE; LANES];
-    let mut idx = [0usize; LANES];
-    let mut res = [0u32; LANES];
-    let mut shift = [12u32; LANES];
-    let mut walking = 0;
-    for l in 0..LANES {
-        let t = blk[l].top[chunk_of(a[l])];
-        if t & NODE == 0 {
-            res[l] = t;
-        } else {
-            idx[l] = (t & !NODE) as usize;
-            state[l] = AT_NODE;
-            walking += 1;
-            prefetch(blk[l].nodes.as_ptr().wrapping_add(idx[l]));
-        }
-    }
-    while walking > 0 {
-        for l in 0..LANES {
-            if state[l] != AT_NODE {
-                continue;
-            }
-            let n = &blk[l].nodes[idx[l]];
-            let bit = 1u64 << ((below_chunk(a[l]) >> shift[l]) & 63);
-            if n.vector & bit != 0 {
-                idx[l] = n.base1 as usize + (n.vector & (bit - 1)).count_ones() as usize;
-                shift[l] = shift[l].wrapping_sub(6);
-                prefetch(blk[l].nodes.as_ptr().wrapping_add(idx[l]));
-            } else {
-                idx[l] =
-                    n.base0 as usize + (n.leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
-                state[l] = AT_LEAF;
-                walking -= 1;
-                prefetch(blk[l].leaves.as_ptr().wrapping_add(idx[l]));
-            }
-        }
-    }
-    for l in 0..LANES {
-        if state[l] == AT_LEAF {
-            res[l] = blk[l].leaves[idx[l]];
-        }
-        let v = if res[l] == 0 {
-            lpm.inherit[(a[l] >> 24) as usize]
-        } else {
-            res[l]
-        };
-        o[l] = v.wrapping_sub(1);
-    }
 }

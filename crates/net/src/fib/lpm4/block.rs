@@ -210,8 +210,15 @@ impl Block {
     pub(super) fn lookup(&self, addr: u32) -> u32 {
         let t = self.top[chunk_of(addr)];
         if t & NODE == 0 {
-            return t;
+            t
+        } else {
+            self.walk(t, addr)
         }
+    }
+
+    /// Finishes a lookup whose top entry `t` points at a node.
+    #[inline(always)]
+    pub(super) fn walk(&self, t: u32, addr: u32) -> u32 {
         let x = below_chunk(addr);
         let mut n = &self.nodes[(t & !NODE) as usize];
         let mut shift = 12u32;
@@ -328,7 +335,46 @@ impl Block {
         if self.nodes.len() > 2 * self.live_nodes + 64
             || self.leaves.len() > 2 * self.live_leaves + 256
         {
-            self.rebuild_arrays();
+            self.compact();
+        }
+    }
+
+    /// Copies the live subtrees into fresh arrays, dropping the garbage. Copying is several
+    /// times cheaper than rebuilding from the prefixes, which keeps the rare update that
+    /// triggers it short.
+    fn compact(&mut self) {
+        let mut nodes = Vec::with_capacity(self.live_nodes);
+        let mut leaves = Vec::with_capacity(self.live_leaves);
+        for c in 0..CHUNKS {
+            let t = self.top[c];
+            if t & NODE != 0 {
+                let root = nodes.len();
+                nodes.push(Node::default());
+                self.copy_subtree((t & !NODE) as usize, root, &mut nodes, &mut leaves);
+                self.top[c] = NODE | root as u32;
+            }
+        }
+        self.nodes = nodes;
+        self.leaves = leaves;
+        self.live_nodes = self.nodes.len();
+        self.live_leaves = self.leaves.len();
+    }
+
+    fn copy_subtree(&self, from: usize, to: usize, nodes: &mut Vec<Node>, leaves: &mut Vec<u32>) {
+        let n = self.nodes[from];
+        let base0 = leaves.len();
+        let l = n.base0 as usize;
+        leaves.extend_from_slice(&self.leaves[l..l + n.leafvec.count_ones() as usize]);
+        let base1 = nodes.len();
+        let children = n.vector.count_ones() as usize;
+        nodes.resize(base1 + children, Node::default());
+        nodes[to] = Node {
+            base0: base0 as u32,
+            base1: base1 as u32,
+            ..n
+        };
+        for k in 0..children {
+            self.copy_subtree(n.base1 as usize + k, base1 + k, nodes, leaves);
         }
     }
 

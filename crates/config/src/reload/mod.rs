@@ -6,23 +6,25 @@
 //! Nothing here does I/O beyond reading the routes file, and nothing is changed unless
 //! the new file is valid and compiles.
 //!
-//! Diff: the new file is always fully parsed and validated (a file can change anywhere),
-//! then compared with the last good [`RouteSet`]. An unchanged set (a comment edit, a
-//! rewrite with the same content) yields [`ReloadOutcome::Unchanged`] and no new table.
-//! Otherwise the `Fib` is rebuilt from the set: `net::fib` has no way yet to derive a
-//! snapshot from the running one (its fields are private and `FibBuilder` starts empty),
-//! so the diff is only reported, not applied. See the crate docs for the API that would
-//! let small edits skip the rebuild.
+//! Diff: an edit confined to `routes_compact` lines is parsed and validated on its own
+//! and patched into the last good [`RouteSet`] (see [`fast`]); any other change is fully
+//! parsed and validated, then compared with the last good set. An unchanged set (a
+//! comment edit, a rewrite with the same content) yields [`ReloadOutcome::Unchanged`]
+//! and no new table. Otherwise the `Fib` is rebuilt from the set: `net::fib` has no way
+//! yet to derive a snapshot from the running one (its fields are private and
+//! `FibBuilder` starts empty), so the compile step is a full rebuild and dominates a
+//! small edit of a full table.
 
-use std::collections::HashMap;
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
 
 use net::fib::Fib;
 
+mod fast;
+
 use crate::diag::{read_file, ConfigError, Diagnostic, Diagnostics};
 use crate::routes::{self, RouteContext, RouteSet, RouteSpec};
-use crate::types::Cidr;
+use crate::types::{Cidr, FastMap};
 
 /// What changed between two route sets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,25 +52,30 @@ impl RouteDiff {
             },
             ..RouteDiff::default()
         };
-        let old_map: HashMap<Cidr, &RouteSpec> = old
-            .ipv4
+        // Specs are few: match them once, then compare prefixes by spec id.
+        let new_ids: FastMap<&RouteSpec, u32> = new
+            .specs
             .iter()
-            .map(|(c, id)| (*c, &old.specs[*id as usize]))
+            .enumerate()
+            .map(|(i, s)| (s, i as u32))
             .collect();
+        let old_to_new: Vec<Option<u32>> =
+            old.specs.iter().map(|s| new_ids.get(s).copied()).collect();
+        let old_map: FastMap<Cidr, u32> = old.ipv4.iter().copied().collect();
         let mut seen = 0;
         for (c, id) in &new.ipv4 {
             match old_map.get(c) {
                 None => d.ipv4_added += 1,
-                Some(o) => {
+                Some(&o) => {
                     seen += 1;
-                    if *o != &new.specs[*id as usize] {
+                    if old_to_new[o as usize] != Some(*id) {
                         d.ipv4_changed += 1;
                     }
                 }
             }
         }
         d.ipv4_removed = old.ipv4.len() - seen;
-        let old_labels: HashMap<u32, _> = old.labels.iter().map(|(l, s)| (*l, s)).collect();
+        let old_labels: FastMap<u32, _> = old.labels.iter().map(|(l, s)| (*l, s)).collect();
         let mut seen = 0;
         for (l, s) in &new.labels {
             match old_labels.get(l) {
@@ -88,6 +95,26 @@ impl RouteDiff {
     pub fn is_empty(&self) -> bool {
         *self == RouteDiff::default()
     }
+
+    /// The diff of a patch: `removed` routes replaced by `added` (same spec ids).
+    fn from_patch(removed: &[(Cidr, u32)], added: &[(Cidr, u32)]) -> RouteDiff {
+        let old: FastMap<Cidr, u32> = removed.iter().copied().collect();
+        let mut d = RouteDiff::default();
+        let mut kept = 0;
+        for (c, id) in added {
+            match old.get(c) {
+                None => d.ipv4_added += 1,
+                Some(o) => {
+                    kept += 1;
+                    if o != id {
+                        d.ipv4_changed += 1;
+                    }
+                }
+            }
+        }
+        d.ipv4_removed = removed.len() - kept;
+        d
+    }
 }
 
 /// Time spent in each step of a reload.
@@ -98,6 +125,8 @@ pub struct ReloadTimings {
     pub check: Duration,
     pub diff: Duration,
     pub compile: Duration,
+    /// The edit was applied by patching the compact block, without a full parse.
+    pub fast_path: bool,
 }
 
 /// Result of a successful reload.
@@ -107,7 +136,8 @@ pub enum ReloadOutcome {
     Unchanged { timings: ReloadTimings },
     /// A new table to publish.
     Updated {
-        fib: Fib,
+        /// Boxed: ready to hand to `net::rcu` without moving a large value around.
+        fib: Box<Fib>,
         diff: RouteDiff,
         timings: ReloadTimings,
     },
@@ -121,6 +151,8 @@ pub struct ReloadState {
     current: Option<RouteSet>,
     generation: u64,
     last_text: Option<String>,
+    /// Where the compact block of `last_text` is, for the fast path.
+    layout: Option<fast::Layout>,
 }
 
 impl ReloadState {
@@ -133,6 +165,7 @@ impl ReloadState {
             current: None,
             generation: 0,
             last_text: None,
+            layout: None,
         }
     }
 
@@ -173,7 +206,29 @@ impl ReloadState {
             return Ok(ReloadOutcome::Unchanged { timings });
         }
         let t = Instant::now();
-        let set = routes::parse_routes(&self.path, &text, &self.ctx)?;
+        if let (Some(cur), Some(old), Some(lay)) =
+            (&self.current, &self.last_text, &mut self.layout)
+        {
+            if let Some(p) = fast::apply(old, &text, lay, cur, &self.ctx) {
+                timings.check = t.elapsed();
+                timings.fast_path = true;
+                let t = Instant::now();
+                let diff = RouteDiff::from_patch(&p.removed, &p.added);
+                timings.diff = t.elapsed();
+                if diff.is_empty() {
+                    self.current = Some(p.set);
+                    self.last_text = Some(text);
+                    return Ok(ReloadOutcome::Unchanged { timings });
+                }
+                return self.commit(p.set, text, diff, timings);
+            }
+        }
+        let root = crate::yaml::parse(&text).map_err(|e| {
+            ConfigError::Invalid(Diagnostics(vec![Diagnostic::from_syntax(&self.path, e)]))
+        })?;
+        let set = routes::routes_from_node(&self.path, &root, &self.ctx)?;
+        let layout = fast::layout(&text, &root, &set);
+        drop(root);
         timings.check = t.elapsed();
         let t = Instant::now();
         let diff = match &self.current {
@@ -181,6 +236,7 @@ impl ReloadState {
                 if *old == set {
                     timings.diff = t.elapsed();
                     self.last_text = Some(text);
+                    self.layout = layout;
                     return Ok(ReloadOutcome::Unchanged { timings });
                 }
                 RouteDiff::between(old, &set)
@@ -188,22 +244,46 @@ impl ReloadState {
             None => RouteDiff::between(&RouteSet::default(), &set),
         };
         timings.diff = t.elapsed();
+        let out = self.commit(set, text, diff, timings);
+        if out.is_ok() {
+            self.layout = layout;
+        }
+        out
+    }
+
+    fn commit(
+        &mut self,
+        set: RouteSet,
+        text: String,
+        diff: RouteDiff,
+        mut timings: ReloadTimings,
+    ) -> Result<ReloadOutcome, ConfigError> {
         let t = Instant::now();
         let ports = self.ctx.ports.as_deref().unwrap_or_default();
-        let fib = routes::compile(&set, ports, self.generation + 1).map_err(|e| {
-            ConfigError::Invalid(Diagnostics(vec![Diagnostic {
-                file: self.path.clone(),
-                line: 1,
-                col: 1,
-                path: String::new(),
-                message: e.to_string(),
-                hint: None,
-            }]))
-        })?;
+        let fib = match routes::compile(&set, ports, self.generation + 1) {
+            Ok(f) => f,
+            Err(e) => {
+                // A validation gap. The fast path may already have moved its layout on:
+                // forget it so the next reload takes the full path.
+                self.layout = None;
+                return Err(ConfigError::Invalid(Diagnostics(vec![Diagnostic {
+                    file: self.path.clone(),
+                    line: 1,
+                    col: 1,
+                    path: String::new(),
+                    message: e.to_string(),
+                    hint: None,
+                }])));
+            }
+        };
         timings.compile = t.elapsed();
         self.generation += 1;
         self.current = Some(set);
         self.last_text = Some(text);
-        Ok(ReloadOutcome::Updated { fib, diff, timings })
+        Ok(ReloadOutcome::Updated {
+            fib: Box::new(fib),
+            diff,
+            timings,
+        })
     }
 }

@@ -7,15 +7,15 @@
 //! table has a million prefixes but a handful of distinct targets), and compact lines
 //! with an already-seen target text skip target parsing altogether.
 
-use std::collections::HashMap;
+use net::fib::{MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
 
-use net::fib::{TtlMode, DEFAULT_PIPE_TTL, MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
+mod targets;
 
 use super::compact::{self, CompactError, CompactTarget};
 use super::model::*;
-use super::{LabelSpec, NeighborSpec, NhSpec, RouteContext, RouteSet, RouteSpec, TargetSpec};
+use super::{LabelSpec, NeighborSpec, RouteContext, RouteSet, RouteSpec};
 use crate::de::{Decoder, Path, Spanned};
-use crate::types::Cidr;
+use crate::types::{Cidr, FastMap};
 use crate::yaml::{Mark, Node, NodeKind};
 
 /// Label value meaning "no label" in a binding (RFC 3032).
@@ -59,20 +59,20 @@ struct TtlDraft {
     compact: bool,
 }
 
-pub(super) struct Validator<'c> {
+pub(crate) struct Validator<'c> {
     d: &'c Decoder,
     ctx: &'c RouteContext,
     max_push: usize,
     specs: Vec<RouteSpec>,
-    spec_ids: HashMap<RouteSpec, u32>,
-    prefixes: HashMap<Cidr, Mark>,
+    spec_ids: FastMap<RouteSpec, u32>,
+    prefixes: FastMap<Cidr, Mark>,
     ipv4: Vec<(Cidr, u32)>,
     labels: Vec<(u32, LabelSpec)>,
-    label_marks: HashMap<u32, Mark>,
+    label_marks: FastMap<u32, Mark>,
     neighbors: Vec<NeighborSpec>,
-    neighbor_marks: HashMap<u32, Mark>,
+    neighbor_marks: FastMap<u32, Mark>,
     /// Compact target text -> spec id, for targets that validated cleanly.
-    compact_cache: HashMap<String, u32>,
+    compact_cache: FastMap<String, u32>,
 }
 
 fn key(base: &Path, k: &str) -> String {
@@ -86,15 +86,34 @@ impl<'c> Validator<'c> {
             ctx,
             max_push: (ctx.max_label_depth as usize).min(MAX_PUSH),
             specs: Vec::new(),
-            spec_ids: HashMap::new(),
-            prefixes: HashMap::new(),
+            spec_ids: FastMap::default(),
+            prefixes: FastMap::default(),
             ipv4: Vec::new(),
             labels: Vec::new(),
-            label_marks: HashMap::new(),
+            label_marks: FastMap::default(),
             neighbors: Vec::new(),
-            neighbor_marks: HashMap::new(),
-            compact_cache: HashMap::new(),
+            neighbor_marks: FastMap::default(),
+            compact_cache: FastMap::default(),
         }
+    }
+
+    /// A validator that interns into `specs` (the running set's), for the reload fast
+    /// path. Duplicate prefixes are only detected among the lines it is given.
+    pub(crate) fn seeded(
+        d: &'c Decoder,
+        ctx: &'c RouteContext,
+        specs: &[RouteSpec],
+    ) -> Validator<'c> {
+        let mut v = Validator::new(d, ctx);
+        for s in specs {
+            v.intern(s.clone());
+        }
+        v
+    }
+
+    /// The routes added so far and every interned spec.
+    pub(crate) fn take_ipv4(self) -> (Vec<(Cidr, u32)>, Vec<RouteSpec>) {
+        (self.ipv4, self.specs)
     }
 
     pub(super) fn finish(self) -> RouteSet {
@@ -127,332 +146,13 @@ impl<'c> Validator<'c> {
         id
     }
 
-    // ---- ports and subnets ----------------------------------------------------------
-
-    fn subnets_hint(&self) -> String {
-        let ports = self.ctx.ports.as_deref().unwrap_or_default();
-        let list: Vec<String> = ports
-            .iter()
-            .flat_map(|p| {
-                p.addresses
-                    .iter()
-                    .map(move |a| format!("{} ({})", a.network(), p.name))
-            })
-            .collect();
-        if list.is_empty() {
-            "no port has an address: add `addresses` to the ports in the startup config".into()
-        } else {
-            format!(
-                "a next hop must be directly reachable; connected subnets: {}",
-                list.join(", ")
-            )
-        }
-    }
-
-    /// The port an address on a connected subnet is reached through.
-    fn resolve_port(
-        &self,
-        ip: Spanned<u32>,
-        ip_path: String,
-        port: Option<Spanned<&str>>,
-        port_path: String,
-    ) -> Option<u16> {
-        let Some(ports) = self.ctx.ports.as_deref() else {
-            return Some(UNKNOWN_PORT);
-        };
-        if let Some(p) = ports
-            .iter()
-            .find(|p| p.addresses.iter().any(|a| a.addr == ip.value))
-        {
-            self.err(
-                ip.mark,
-                ip_path,
-                format!(
-                    "{} is this router's own address on port `{}`",
-                    Cidr {
-                        addr: ip.value,
-                        len: 32
-                    }
-                    .ip(),
-                    p.name
-                ),
-                Some("use the neighbor's address".to_string()),
-            );
-            return None;
-        }
-        let on_subnet = |p: &crate::startup::PortIface| {
-            p.addresses
-                .iter()
-                .filter(|a| a.contains(ip.value))
-                .map(|a| a.len)
-                .max()
-        };
-        match port {
-            Some(name) => match ports.iter().find(|p| p.name == name.value) {
-                None => {
-                    let names: Vec<&str> = ports.iter().map(|p| p.name.as_str()).collect();
-                    self.err(
-                        name.mark,
-                        port_path,
-                        format!("unknown port `{}`", name.value),
-                        Some(format!("known ports: {}", names.join(", "))),
-                    );
-                    None
-                }
-                Some(p) if on_subnet(p).is_none() => {
-                    self.err(
-                        ip.mark,
-                        ip_path,
-                        format!(
-                            "{} is not on a subnet of port `{}`",
-                            Cidr {
-                                addr: ip.value,
-                                len: 32
-                            }
-                            .ip(),
-                            p.name
-                        ),
-                        Some(self.subnets_hint()),
-                    );
-                    None
-                }
-                Some(p) => Some(p.id),
-            },
-            None => match ports
-                .iter()
-                .filter_map(|p| Some((on_subnet(p)?, p.id)))
-                .max()
-            {
-                Some((_, id)) => Some(id),
-                None => {
-                    self.err(
-                        ip.mark,
-                        ip_path,
-                        format!(
-                            "{} is not on any connected subnet",
-                            Cidr {
-                                addr: ip.value,
-                                len: 32
-                            }
-                            .ip()
-                        ),
-                        Some(self.subnets_hint()),
-                    );
-                    None
-                }
-            },
-        }
-    }
-
-    // ---- labels -------------------------------------------------------------------
-
-    /// Checks an out-label stack; `[3]` (implicit null) becomes the empty stack.
-    fn check_stack(&self, stack: &[Spanned<u32>], mark: Mark, path: &str) -> Option<Vec<u32>> {
-        let mut ok = true;
-        for (i, l) in stack.iter().enumerate() {
-            let p = || {
-                if path.ends_with(']') {
-                    path.to_string()
-                } else {
-                    format!("{path}[{i}]")
-                }
-            };
-            let v = l.value;
-            if v > MAX_LABEL {
-                self.err(
-                    l.mark,
-                    p(),
-                    format!("label {v} does not fit in 20 bits"),
-                    Some(format!("labels are 0..={MAX_LABEL}")),
-                );
-                ok = false;
-            } else if v == IMPLICIT_NULL && stack.len() > 1 {
-                self.err(
-                    l.mark,
-                    p(),
-                    "implicit null (3) can only be the whole stack",
-                    Some(
-                        "write `push: [3]` alone to forward without a label, or drop the 3"
-                            .to_string(),
-                    ),
-                );
-                ok = false;
-            } else if v != 0 && v != IMPLICIT_NULL && v < MIN_UNRESERVED_LABEL {
-                self.err(
-                    l.mark,
-                    p(),
-                    format!("label {v} is reserved (RFC 3032/7274) and cannot be pushed"),
-                    Some(
-                        "use 0 (explicit null), 3 (implicit null) or a label from 16 up"
-                            .to_string(),
-                    ),
-                );
-                ok = false;
-            }
-        }
-        if stack.len() > self.max_push {
-            let why = if self.max_push == MAX_PUSH && (self.ctx.max_label_depth as usize) > MAX_PUSH
-            {
-                format!("an adjacency pushes at most {MAX_PUSH} labels")
-            } else {
-                format!("max_label_depth is {}", self.ctx.max_label_depth)
-            };
-            self.err(
-                mark,
-                path.to_string(),
-                format!("{} labels is deeper than the limit ({why})", stack.len()),
-                Some(format!("push at most {} labels", self.max_push)),
-            );
-            ok = false;
-        }
-        if !ok {
-            return None;
-        }
-        if stack.len() == 1 && stack[0].value == IMPLICIT_NULL {
-            return Some(Vec::new());
-        }
-        Some(stack.iter().map(|l| l.value).collect())
-    }
-
-    // ---- targets ------------------------------------------------------------------
-
-    fn resolve_nh(&self, nh: &NhDraft) -> Option<NhSpec> {
-        let port = self.resolve_port(nh.via, nh.field("via"), nh.port, nh.field("port"));
-        let labels = match &nh.push {
-            Some((stack, m)) => self.check_stack(stack, *m, &nh.field("push")),
-            None => Some(Vec::new()),
-        };
-        let weight = match nh.weight {
-            Some(w) if w.value == 0 => {
-                self.err(
-                    w.mark,
-                    nh.field("weight"),
-                    "weight 0 would never be chosen",
-                    Some("use a weight of at least 1, or remove the next hop".to_string()),
-                );
-                None
-            }
-            Some(w) => Some(w.value),
-            None => Some(1),
-        };
-        Some(NhSpec {
-            port: port?,
-            via: nh.via.value,
-            labels: labels?,
-            weight: weight?,
-        })
-    }
-
-    fn resolve_nhs(&self, nhs: &[NhDraft], mark: Mark, path: &str) -> Option<Vec<NhSpec>> {
-        if nhs.is_empty() {
-            self.err(
-                mark,
-                path.to_string(),
-                "empty ECMP set",
-                Some("list at least one next hop, e.g. `- {via: 10.0.1.2}`".to_string()),
-            );
-            return None;
-        }
-        if nhs.len() > MAX_ECMP {
-            self.err(
-                mark,
-                path.to_string(),
-                format!(
-                    "{} next hops: an ECMP set has at most {}",
-                    nhs.len(),
-                    MAX_ECMP
-                ),
-                None,
-            );
-            return None;
-        }
-        let mut out = Vec::with_capacity(nhs.len());
-        let mut ok = true;
-        for nh in nhs {
-            match self.resolve_nh(nh) {
-                Some(s) => {
-                    if out.iter().any(|o: &NhSpec| {
-                        o.via == s.via && o.port == s.port && o.labels == s.labels
-                    }) {
-                        self.err(
-                            nh.via.mark,
-                            nh.field("via"),
-                            format!(
-                                "next hop {} is listed twice",
-                                Cidr {
-                                    addr: s.via,
-                                    len: 32
-                                }
-                                .ip()
-                            ),
-                            Some("give it a higher weight instead".to_string()),
-                        );
-                        ok = false;
-                    }
-                    out.push(s)
-                }
-                None => ok = false,
-            }
-        }
-        ok.then_some(out)
-    }
-
-    fn ttl(&self, t: &TtlDraft) -> Option<TtlMode> {
-        let f = |k: &str| {
-            if t.compact {
-                t.path.clone()
-            } else {
-                format!("{}.{k}", t.path)
-            }
-        };
-        match (t.pipe, t.pipe_ttl) {
-            (Some(p), Some(n)) if p.value => {
-                if n.value == 0 {
-                    self.err(
-                        n.mark,
-                        f("pipe_ttl"),
-                        "pipe_ttl 0 would expire at once",
-                        Some(format!("use 1..=255 (default {DEFAULT_PIPE_TTL})")),
-                    );
-                    return None;
-                }
-                Some(TtlMode::Pipe(n.value))
-            }
-            (Some(p), None) if p.value => Some(TtlMode::Pipe(DEFAULT_PIPE_TTL)),
-            (_, Some(n)) => {
-                self.err(
-                    n.mark,
-                    f("pipe_ttl"),
-                    "pipe_ttl only applies with `ttl_mode: pipe`",
-                    Some("add `ttl_mode: pipe` or remove pipe_ttl".to_string()),
-                );
-                None
-            }
-            _ => Some(TtlMode::Uniform),
-        }
-    }
-
-    fn route_spec(&self, kind: &KindDraft, ttl: &TtlDraft) -> Option<RouteSpec> {
-        let ttl = self.ttl(ttl);
-        let target = match kind {
-            KindDraft::Local => Some(TargetSpec::Local),
-            KindDraft::Blackhole => Some(TargetSpec::Blackhole),
-            KindDraft::NextHops(nhs, m, p) => {
-                self.resolve_nhs(nhs, *m, p).map(TargetSpec::NextHops)
-            }
-        };
-        Some(RouteSpec {
-            target: target?,
-            ttl: ttl?,
-        })
-    }
-
-    fn add_prefix(&mut self, prefix: Spanned<Cidr>, path: String, spec: Option<u32>) {
+    /// `path` is rendered only for an error: a full view adds a million prefixes.
+    fn add_prefix(&mut self, prefix: Spanned<Cidr>, path: &dyn Fn() -> String, spec: Option<u32>) {
         let c = prefix.value;
         if c.has_host_bits() {
             self.err(
                 prefix.mark,
-                path,
+                path(),
                 format!("prefix {c} has host bits set"),
                 Some(format!("did you mean {}?", c.network())),
             );
@@ -475,7 +175,7 @@ impl<'c> Validator<'c> {
                     };
                     self.err(
                         prefix.mark,
-                        path.clone(),
+                        path(),
                         format!(
                             "{c} is {what} of port `{}`, which is installed automatically",
                             p.name
@@ -489,7 +189,7 @@ impl<'c> Validator<'c> {
         if let Some(first) = self.prefixes.get(&c) {
             self.err(
                 prefix.mark,
-                path,
+                path(),
                 format!(
                     "duplicate prefix {c} (first defined at line {})",
                     first.line
@@ -686,7 +386,7 @@ impl<'c> Validator<'c> {
                 )
                 .and_then(|k| self.route_spec(&k, &Self::ttl_draft(&base, r.ttl_mode, r.pipe_ttl)))
                 .map(|s| self.intern(s));
-            self.add_prefix(r.prefix, key(&base, "prefix"), spec);
+            self.add_prefix(r.prefix, &|| key(&base, "prefix"), spec);
         }
     }
 
@@ -712,7 +412,7 @@ impl<'c> Validator<'c> {
             match &g.prefixes.value {
                 PrefixList::List(items) => {
                     for (j, s) in items.iter().enumerate() {
-                        self.group_prefix(s.value.trim(), s.mark, format!("{pp}[{j}]"), spec);
+                        self.group_prefix(s.value.trim(), s.mark, &|| format!("{pp}[{j}]"), spec);
                     }
                 }
                 PrefixList::Text(t) => {
@@ -726,7 +426,7 @@ impl<'c> Validator<'c> {
                                 line: m.line + ln as u32,
                                 col: m.col + at as u32,
                             };
-                            self.group_prefix(tok, mark, pp.clone(), spec);
+                            self.group_prefix(tok, mark, &|| pp.clone(), spec);
                         }
                     }
                 }
@@ -734,10 +434,16 @@ impl<'c> Validator<'c> {
         }
     }
 
-    fn group_prefix(&mut self, tok: &str, mark: Mark, path: String, spec: Option<u32>) {
+    fn group_prefix(
+        &mut self,
+        tok: &str,
+        mark: Mark,
+        path: &dyn Fn() -> String,
+        spec: Option<u32>,
+    ) {
         match compact::parse_prefix((tok, 0)) {
             Ok(c) => self.add_prefix(Spanned::new(c, mark), path, spec),
-            Err(e) => self.err(mark, path, e.message, e.hint),
+            Err(e) => self.err(mark, path(), e.message, e.hint),
         }
     }
 
@@ -767,36 +473,46 @@ impl<'c> Validator<'c> {
             };
             // Quoted scalars start one column after their mark.
             let col0 = item.mark.col + u32::from(!plain);
-            let at = |off: usize| Mark {
-                line: item.mark.line,
-                col: col0 + off as u32,
-            };
-            let line = value.as_str();
-            let Some((ptok, rest, base)) = compact::split_prefix(line) else {
-                self.err(item.mark, format!("{path}[{i}]"), "empty route line", None);
-                continue;
-            };
-            let prefix = match compact::parse_prefix(ptok) {
-                Ok(p) => Spanned::new(p, at(ptok.1)),
-                Err(e) => {
-                    self.err(at(e.at), format!("{path}[{i}]"), e.message, e.hint);
-                    continue;
-                }
-            };
-            let rest = rest.trim_end();
-            let spec = match self.compact_cache.get(rest) {
-                Some(&id) => Some(id),
-                None => {
-                    let before = self.d.error_count();
-                    let r = self.compact_spec(rest, base, &at, format!("{path}[{i}]"));
-                    if let Some(id) = r.filter(|_| self.d.error_count() == before) {
-                        self.compact_cache.insert(rest.to_string(), id);
-                    }
-                    r
-                }
-            };
-            self.add_prefix(prefix, format!("{path}[{i}]"), spec);
+            self.compact_item(value, item.mark.line, col0, &|| format!("{path}[{i}]"));
         }
+    }
+
+    /// One `routes_compact` line whose text starts at `line:col0`.
+    pub(crate) fn compact_item(
+        &mut self,
+        line: &str,
+        lno: u32,
+        col0: u32,
+        path: &dyn Fn() -> String,
+    ) {
+        let at = |off: usize| Mark {
+            line: lno,
+            col: col0 + off as u32,
+        };
+        let Some((ptok, rest, base)) = compact::split_prefix(line) else {
+            self.err(at(0), path(), "empty route line", None);
+            return;
+        };
+        let prefix = match compact::parse_prefix(ptok) {
+            Ok(p) => Spanned::new(p, at(ptok.1)),
+            Err(e) => {
+                self.err(at(e.at), path(), e.message, e.hint);
+                return;
+            }
+        };
+        let rest = rest.trim_end();
+        let spec = match self.compact_cache.get(rest) {
+            Some(&id) => Some(id),
+            None => {
+                let before = self.d.error_count();
+                let r = self.compact_spec(rest, base, &at, path());
+                if let Some(id) = r.filter(|_| self.d.error_count() == before) {
+                    self.compact_cache.insert(rest.to_string(), id);
+                }
+                r
+            }
+        };
+        self.add_prefix(prefix, path, spec);
     }
 
     fn compact_spec(
