@@ -14,7 +14,7 @@ PACKAGES=(
   # DPDK examples source (l3fwd for scripts/bench.sh), hugepage/NIC helpers
   dpdk-doc kmod pciutils
   # container base images without a registry
-  debootstrap
+  debootstrap docker-compose
 )
 
 missing=()

@@ -3,7 +3,7 @@
 /// Why the router could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
 pub enum RouterError {
-    #[error("DPDK EAL init failed: {0}\n  hint: without hugepages add --no-huge (or eal.no_huge: true); check vdev strings and PCI addresses")]
+    #[error("DPDK EAL init failed: {0}\n  hint: no hugepages? reserve them with scripts/setup-hugepages.sh, or run with --no-huge (eal.no_huge: true);\n  a device not found? check vdev strings, and PCI ports with scripts/bind-nic.sh --status")]
     Eal(dpdk::DpdkError),
     #[error("port {name:?} (device {device:?}): {error}")]
     Port {
