@@ -17,5 +17,6 @@ pub mod fib;
 pub mod icmp;
 pub mod packet;
 pub mod pipeline;
+pub mod prefetch;
 pub mod rcu;
 pub mod wire;

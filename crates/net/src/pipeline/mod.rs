@@ -28,7 +28,6 @@ mod classify;
 mod hash;
 mod ipv4;
 mod mpls;
-mod prefetch;
 mod rewrite;
 mod verdict;
 
@@ -185,7 +184,7 @@ impl Pipeline {
     ) {
         let n = pkts.len();
         for p in pkts.iter() {
-            prefetch::prefetch(p.data());
+            crate::prefetch::prefetch(p.data().as_ptr());
         }
         let mut work = [Work::EMPTY; CHUNK];
         for (w, p) in work.iter_mut().zip(pkts.iter()) {

@@ -13,6 +13,7 @@
 
 use super::block::{chunk_of, NODE};
 use super::Lpm4;
+use crate::prefetch::prefetch;
 
 /// How many keys ahead the top-level entry is prefetched.
 const AHEAD: usize = 16;
@@ -55,16 +56,4 @@ fn lookup_batch_generic(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
         let v = if v == 0 { lpm.inherit[b] } else { v };
         *o = v.wrapping_sub(1);
     }
-}
-
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
