@@ -300,3 +300,30 @@ fn every_forwarding_behaviour_on_the_wire() {
     }
     assert_eq!(members.len(), 4, "{members:?}");
 }
+
+/// A second run right after the first, with the same config and file prefix, works: no
+/// stale runtime files, and SIGTERM-free `--duration` exits leave nothing behind.
+#[test]
+fn a_second_run_right_after_the_first_works() {
+    let dir = TempDir::new("rerun");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    let cfg = pcap_config(&dir, "");
+    write_pcap(
+        &dir.path("in.pcap"),
+        &[udp(5001, [198, 51, 100, 7], 64, &[]).build()],
+    )
+    .unwrap();
+    for run in 0..2 {
+        let out = run_for(&cfg, 0.5);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "run {run} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("workers: received 1 forwarded 1"),
+            "run {run}:\n{stdout}"
+        );
+    }
+}
