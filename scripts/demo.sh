@@ -27,7 +27,8 @@ fi
 BIN=target/release/mplsrouter
 
 mkdir -p out
-"$BIN" gen-traffic demo --count 1024 --out out/demo-in.pcap --routes out/demo-routes.yaml
+# The routes that forward this traffic are dpdk-config/demo-routes.yaml (same generator).
+"$BIN" gen-traffic demo --count 1024 --out out/demo-in.pcap
 
 ARGS=(run --config dpdk-config/demo.yaml --duration "$DURATION")
 if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -gt 0 ] 2>/dev/null; then
