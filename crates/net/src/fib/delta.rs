@@ -2,8 +2,9 @@
 //!
 //! A full view has ~900k prefixes but only a few hundred routes, adjacencies and ECMP
 //! groups. [`Fib::derive`] clones the running snapshot: the [`Lpm4`] shares its /8
-//! blocks (copy-on-write), the small vectors are copied, and the interning maps for
-//! routes, adjacencies and groups are rebuilt from them (a few hundred entries). Each
+//! blocks (copy-on-write) and the small vectors are copied; the interning maps for
+//! routes, adjacencies and groups are built from them (a few hundred entries) the first
+//! time an edit needs one. Each
 //! edit then touches one prefix or one label; [`FibDelta::build`] moves the result into
 //! a new [`Fib`] without any bulk step. The running snapshot is never modified.
 //!
@@ -25,64 +26,71 @@ use super::{
 pub struct FibDelta {
     lpm: Lpm4,
     routes: Vec<Ipv4Route>,
-    route_ids: HashMap<Ipv4Route, u32>,
+    route_ids: Option<HashMap<Ipv4Route, u32>>,
     labels: LabelTable,
     label_entries: Vec<LabelEntry>,
     label_keys: Vec<u32>,
     adjacencies: Vec<Adjacency>,
-    adj_ids: HashMap<Adjacency, AdjId>,
+    adj_ids: Option<HashMap<Adjacency, AdjId>>,
     ecmp: Vec<EcmpGroup>,
-    ecmp_ids: HashMap<Vec<(AdjId, u32)>, EcmpId>,
+    ecmp_ids: Option<HashMap<Vec<(AdjId, u32)>, EcmpId>>,
     port_addrs: Vec<Option<[u8; 4]>>,
 }
 
 impl Fib {
     /// Starts deriving the next snapshot from this one (which stays untouched).
     pub fn derive(&self) -> FibDelta {
-        let mut route_ids = HashMap::with_capacity(self.routes.len());
-        for (i, r) in self.routes.iter().enumerate() {
-            route_ids.entry(*r).or_insert(i as u32);
-        }
-        let mut adj_ids = HashMap::with_capacity(self.adjacencies.len());
-        for (i, a) in self.adjacencies.iter().enumerate() {
-            adj_ids.entry(a.clone()).or_insert(i as AdjId);
-        }
-        let mut ecmp_ids = HashMap::with_capacity(self.ecmp.len());
-        for (i, g) in self.ecmp.iter().enumerate() {
-            ecmp_ids.entry(g.members().to_vec()).or_insert(i as EcmpId);
-        }
         FibDelta {
             lpm: self.lpm.clone(),
             routes: self.routes.clone(),
-            route_ids,
+            route_ids: None,
             labels: self.labels.clone(),
             label_entries: self.label_entries.clone(),
             label_keys: self.label_keys.clone(),
             adjacencies: self.adjacencies.clone(),
-            adj_ids,
+            adj_ids: None,
             ecmp: self.ecmp.clone(),
-            ecmp_ids,
+            ecmp_ids: None,
             port_addrs: self.port_addrs.clone(),
         }
     }
 }
 
+/// An id -> item vector inverted, first id winning for equal items.
+fn index<K: std::hash::Hash + Eq>(items: impl Iterator<Item = K>) -> HashMap<K, u32> {
+    let mut m = HashMap::new();
+    for (i, k) in items.enumerate() {
+        m.entry(k).or_insert(i as u32);
+    }
+    m
+}
+
 impl FibDelta {
+    fn adj_ids(&mut self) -> &mut HashMap<Adjacency, AdjId> {
+        let adjs = &self.adjacencies;
+        self.adj_ids
+            .get_or_insert_with(|| index(adjs.iter().cloned()))
+    }
+
     /// The id of an adjacency equal to `adj`, adding it if there is none.
     pub fn intern_adjacency(&mut self, adj: Adjacency) -> AdjId {
-        if let Some(&a) = self.adj_ids.get(&adj) {
+        if let Some(&a) = self.adj_ids().get(&adj) {
             return a;
         }
         self.adjacencies.push(adj.clone());
         let id = (self.adjacencies.len() - 1) as AdjId;
-        self.adj_ids.insert(adj, id);
+        self.adj_ids().insert(adj, id);
         id
     }
 
     /// The id of a group with exactly these members (same order and weights), adding
     /// one if there is none.
     pub fn intern_ecmp(&mut self, members: &[(AdjId, u32)]) -> Result<EcmpId, FibError> {
-        if let Some(&g) = self.ecmp_ids.get(members) {
+        let groups = &self.ecmp;
+        let ids = self
+            .ecmp_ids
+            .get_or_insert_with(|| index(groups.iter().map(|g| g.members().to_vec())));
+        if let Some(&g) = ids.get(members) {
             return Ok(g);
         }
         for &(a, _) in members {
@@ -90,7 +98,9 @@ impl FibDelta {
         }
         self.ecmp.push(EcmpGroup::new(members)?);
         let id = (self.ecmp.len() - 1) as EcmpId;
-        self.ecmp_ids.insert(members.to_vec(), id);
+        if let Some(ids) = &mut self.ecmp_ids {
+            ids.insert(members.to_vec(), id);
+        }
         Ok(id)
     }
 
@@ -99,10 +109,12 @@ impl FibDelta {
     pub fn set_adjacency(&mut self, id: AdjId, adj: Adjacency) -> Result<(), FibError> {
         super::builder::check_adj(&self.adjacencies, id)?;
         let old = std::mem::replace(&mut self.adjacencies[id as usize], adj.clone());
-        if self.adj_ids.get(&old) == Some(&id) {
-            self.adj_ids.remove(&old);
+        if let Some(ids) = &mut self.adj_ids {
+            if ids.get(&old) == Some(&id) {
+                ids.remove(&old);
+            }
+            ids.entry(adj).or_insert(id);
         }
-        self.adj_ids.entry(adj).or_insert(id);
         Ok(())
     }
 
@@ -126,12 +138,16 @@ impl FibDelta {
         if let RouteTarget::NextHop(nh) = route.target {
             check_next_hop(&self.adjacencies, &self.ecmp, nh)?;
         }
-        let id = match self.route_ids.get(&route) {
+        let routes = &mut self.routes;
+        let ids = self
+            .route_ids
+            .get_or_insert_with(|| index(routes.iter().copied()));
+        let id = match ids.get(&route) {
             Some(&id) => id,
             None => {
-                self.routes.push(route);
-                let id = (self.routes.len() - 1) as u32;
-                self.route_ids.insert(route, id);
+                routes.push(route);
+                let id = (routes.len() - 1) as u32;
+                ids.insert(route, id);
                 id
             }
         };
