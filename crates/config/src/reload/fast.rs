@@ -87,7 +87,7 @@ pub(super) fn layout(text: &str, root: &Node, set: &RouteSet) -> Option<Layout> 
 }
 
 /// First differing byte, comparing in blocks (memcmp) before narrowing down.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     const B: usize = 4096;
     let n = a.len().min(b.len());
     let mut i = 0;
@@ -130,15 +130,16 @@ pub(super) struct Patched {
 
 /// Applies `new` to the state built from `old`; `None` means "use the full path" (and
 /// leaves `lay` untouched). On success `lay` describes `new`.
+/// `p` is `common_prefix(old, new)`.
 pub(super) fn apply(
     old: &str,
     new: &str,
+    p: usize,
     lay: &mut Layout,
     set: &RouteSet,
     ctx: &RouteContext,
 ) -> Option<Patched> {
     let (a, b) = (old.as_bytes(), new.as_bytes());
-    let p = common_prefix(a, b);
     if p == 0 || (p == a.len() && p == b.len()) {
         return None;
     }
