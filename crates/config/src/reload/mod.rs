@@ -287,7 +287,7 @@ impl ReloadState {
             _ => None,
         };
         if let (Some(cur), Some(old), Some(lay), Some(common)) =
-            (&self.current, &self.last_text, &mut self.layout, common)
+            (&mut self.current, &self.last_text, &mut self.layout, common)
         {
             if let Some(p) = fast::apply(old, &text, common, lay, cur, &self.ctx) {
                 timings.check = t.elapsed();
@@ -296,11 +296,18 @@ impl ReloadState {
                 let (diff, changes) = RouteDiff::from_patch(&p.removed, &p.added);
                 timings.diff = t.elapsed();
                 if diff.is_empty() {
-                    self.current = Some(p.set);
                     self.set_text(text);
                     return Ok(ReloadOutcome::Unchanged { timings });
                 }
-                return self.commit(p.set, text, diff, Some(changes), timings);
+                let set = self.current.take().expect("patched in place");
+                return self
+                    .commit(set, text, diff, Some(changes), timings)
+                    .map_err(|b| {
+                        let (e, mut set) = *b;
+                        p.undo(&mut set);
+                        self.current = Some(set);
+                        e
+                    });
             }
         }
         let root = crate::yaml::parse(&text).map_err(|e| {
@@ -328,7 +335,7 @@ impl ReloadState {
         if out.is_ok() {
             self.layout = layout;
         }
-        out
+        out.map_err(|b| b.0)
     }
 
     fn commit(
@@ -338,7 +345,7 @@ impl ReloadState {
         diff: RouteDiff,
         changes: Option<RouteChanges>,
         mut timings: ReloadTimings,
-    ) -> Result<ReloadOutcome, ConfigError> {
+    ) -> Result<ReloadOutcome, Box<(ConfigError, RouteSet)>> {
         let t = Instant::now();
         let ports = self.ctx.ports.as_deref().unwrap_or_default();
         let generation = self.generation + 1;
@@ -365,14 +372,15 @@ impl ReloadState {
                 // forget it so the next reload takes the full path.
                 self.layout = None;
                 self.base = None;
-                return Err(ConfigError::Invalid(Diagnostics(vec![Diagnostic {
+                let e = ConfigError::Invalid(Diagnostics(vec![Diagnostic {
                     file: self.path.clone(),
                     line: 1,
                     col: 1,
                     path: String::new(),
                     message: e.to_string(),
                     hint: None,
-                }])));
+                }]));
+                return Err(Box::new((e, set)));
             }
         };
         timings.compile = t.elapsed();
