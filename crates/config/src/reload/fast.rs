@@ -217,8 +217,10 @@ pub(super) fn apply(
     let after = line_a + old_lines + 1;
     let tail_from = line_a + 1 + new_lines;
     lay.line_starts.splice(line_a + 1..after, starts);
-    for x in &mut lay.line_starts[tail_from..] {
-        *x = (*x as isize + grow) as usize;
+    if grow != 0 {
+        for x in &mut lay.line_starts[tail_from..] {
+            *x = (*x as isize + grow) as usize;
+        }
     }
     Some(Patched {
         removed,

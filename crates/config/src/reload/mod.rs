@@ -14,6 +14,12 @@
 //! change is small (see [`derive`]): only the changed prefixes and labels are applied, in
 //! time proportional to the edit; a large change, a neighbor change, or a change to the
 //! prefixes the compiler adds itself falls back to a full [`routes::compile`].
+//!
+//! Cost of a one-line edit of a full view (901,899 routes, 28 MB; `cargo run -p config
+//! --release --example reload_latency`, loaded 2-core box, min / median): read 8 / 11 ms,
+//! fast-path check 4 / 5 ms (mostly comparing the old and new text), diff 3 us, derive
+//! 70 / 76 us; a full compile was 150-600 ms. Holding the last text and a copy of the
+//! last table (sharing its LPM blocks) is the memory price.
 
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
