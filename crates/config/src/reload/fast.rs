@@ -14,7 +14,7 @@
 
 use crate::de::Decoder;
 use crate::routes::validate::Validator;
-use crate::routes::{RouteContext, RouteSet};
+use crate::routes::{RouteContext, RouteSet, RouteSpec};
 use crate::types::{Cidr, FastSet};
 use crate::yaml::{Node, NodeKind};
 
@@ -87,7 +87,7 @@ pub(super) fn layout(text: &str, root: &Node, set: &RouteSet) -> Option<Layout> 
 }
 
 /// First differing byte, comparing in blocks (memcmp) before narrowing down.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     const B: usize = 4096;
     let n = a.len().min(b.len());
     let mut i = 0;
@@ -121,24 +121,38 @@ fn plain_item(s: &str) -> bool {
         && !s.ends_with(' ')
 }
 
-/// What the fast path produced; the layout has already been updated to match.
+/// What the fast path changed in the set (patched in place: copying a full view's
+/// ~900k routes would cost more than the rest of the edit); the layout has already
+/// been updated to match. [`Patched::undo`] restores the set.
 pub(super) struct Patched {
-    pub set: RouteSet,
     pub removed: Vec<(Cidr, u32)>,
     pub added: Vec<(Cidr, u32)>,
+    /// Index in `RouteSet::ipv4` of the first replaced route.
+    at: usize,
+    old_specs: Vec<RouteSpec>,
+}
+
+impl Patched {
+    /// Puts `set` back as it was before [`apply`].
+    pub fn undo(self, set: &mut RouteSet) {
+        set.ipv4
+            .splice(self.at..self.at + self.added.len(), self.removed);
+        set.specs = self.old_specs;
+    }
 }
 
 /// Applies `new` to the state built from `old`; `None` means "use the full path" (and
 /// leaves `lay` untouched). On success `lay` describes `new`.
+/// `p` is `common_prefix(old, new)`.
 pub(super) fn apply(
     old: &str,
     new: &str,
+    p: usize,
     lay: &mut Layout,
-    set: &RouteSet,
+    set: &mut RouteSet,
     ctx: &RouteContext,
 ) -> Option<Patched> {
     let (a, b) = (old.as_bytes(), new.as_bytes());
-    let p = common_prefix(a, b);
     if p == 0 || (p == a.len() && p == b.len()) {
         return None;
     }
@@ -192,17 +206,8 @@ pub(super) fn apply(
         return None;
     }
     // Point of no return: patch the set and the layout.
-    let mut ipv4 = Vec::with_capacity(set.ipv4.len() + added.len());
-    ipv4.extend_from_slice(&set.ipv4[..k0]);
-    ipv4.extend_from_slice(&added);
-    ipv4.extend_from_slice(&set.ipv4[k0 + old_lines..]);
-    let new_set = RouteSet {
-        neighbors: set.neighbors.clone(),
-        specs,
-        ipv4,
-        labels: set.labels.clone(),
-        ports_checked: set.ports_checked,
-    };
+    set.ipv4.splice(k0..k0 + old_lines, added.iter().copied());
+    let old_specs = std::mem::replace(&mut set.specs, specs);
     lay.count = lay.count + new_lines - old_lines;
     for c in &gone {
         lay.prefixes.remove(c);
@@ -212,12 +217,49 @@ pub(super) fn apply(
     let after = line_a + old_lines + 1;
     let tail_from = line_a + 1 + new_lines;
     lay.line_starts.splice(line_a + 1..after, starts);
-    for x in &mut lay.line_starts[tail_from..] {
-        *x = (*x as isize + grow) as usize;
+    if grow != 0 {
+        for x in &mut lay.line_starts[tail_from..] {
+            *x = (*x as isize + grow) as usize;
+        }
     }
     Some(Patched {
-        set: new_set,
         removed,
         added,
+        at: k0,
+        old_specs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_restores_the_set_patched_in_place() {
+        let path = std::path::Path::new("/x/r.yaml");
+        let ctx = RouteContext::standalone();
+        let text = "routes_compact:\n  - 1.0.0.0/24 via 10.0.1.2\n  - 1.0.1.0/24 via 10.0.1.3\n  - 1.0.2.0/24 blackhole\n";
+        let root = crate::yaml::parse(text).unwrap();
+        let mut set = crate::routes::routes_from_node(path, &root, &ctx).unwrap();
+        let mut lay = layout(text, &root, &set).unwrap();
+        let before = set.clone();
+        let new = text.replace(
+            "  - 1.0.1.0/24 via 10.0.1.3\n",
+            "  - 1.0.1.0/24 via 10.0.1.9 push 100\n  - 1.0.3.0/24 local\n",
+        );
+        let p = apply(
+            text,
+            &new,
+            common_prefix(text.as_bytes(), new.as_bytes()),
+            &mut lay,
+            &mut set,
+            &ctx,
+        )
+        .expect("a compact-only edit takes the fast path");
+        assert_eq!(set.ipv4.len(), 4);
+        assert_eq!(set.specs.len(), before.specs.len() + 2);
+        assert_eq!((p.removed.len(), p.added.len()), (1, 2));
+        p.undo(&mut set);
+        assert_eq!(set, before);
+    }
 }

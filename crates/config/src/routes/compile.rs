@@ -36,26 +36,42 @@ struct Ctx<'a> {
     groups: HashMap<Vec<(AdjId, u32)>, u32>,
 }
 
+/// The adjacency reaching `nh`: its port's MAC and MTU, the neighbor's MAC if static.
+pub(crate) fn adjacency(
+    ports: &[PortIface],
+    macs: &HashMap<(u16, u32), [u8; 6]>,
+    nh: &NhSpec,
+) -> Result<Adjacency, CompileError> {
+    let p = ports
+        .get(nh.port as usize)
+        .filter(|_| nh.port != UNKNOWN_PORT)
+        .ok_or(CompileError::UnknownPort(nh.port))?;
+    let dst = macs.get(&(nh.port, nh.via)).copied();
+    Ok(Adjacency::new(
+        p.id,
+        p.mtu,
+        nh.via.to_be_bytes(),
+        dst,
+        p.mac,
+        &nh.labels,
+    ))
+}
+
+/// Static neighbor MACs by (port, address).
+pub(crate) fn neighbor_macs(set: &RouteSet) -> HashMap<(u16, u32), [u8; 6]> {
+    set.neighbors
+        .iter()
+        .map(|n| ((n.port, n.ip), n.mac))
+        .collect()
+}
+
 impl Ctx<'_> {
     fn adj(&mut self, nh: &NhSpec) -> Result<AdjId, CompileError> {
         let k = (nh.port, nh.via, nh.labels.clone());
         if let Some(&a) = self.adjs.get(&k) {
             return Ok(a);
         }
-        let p = self
-            .ports
-            .get(nh.port as usize)
-            .filter(|_| nh.port != UNKNOWN_PORT)
-            .ok_or(CompileError::UnknownPort(nh.port))?;
-        let dst = self.macs.get(&(nh.port, nh.via)).copied();
-        let a = self.b.add_adjacency(Adjacency::new(
-            p.id,
-            p.mtu,
-            nh.via.to_be_bytes(),
-            dst,
-            p.mac,
-            &nh.labels,
-        ));
+        let a = self.b.add_adjacency(adjacency(self.ports, &self.macs, nh)?);
         self.adjs.insert(k, a);
         Ok(a)
     }
@@ -85,11 +101,7 @@ pub fn compile(set: &RouteSet, ports: &[PortIface], generation: u64) -> Result<F
     let mut c = Ctx {
         b: FibBuilder::new(),
         ports,
-        macs: set
-            .neighbors
-            .iter()
-            .map(|n| ((n.port, n.ip), n.mac))
-            .collect(),
+        macs: neighbor_macs(set),
         adjs: HashMap::default(),
         groups: HashMap::default(),
     };

@@ -14,7 +14,7 @@
 //! - `prefix_groups`: `{via | nexthops | blackhole, ..., prefixes: [..] or "| block"}`.
 
 pub mod compact;
-mod compile;
+pub(crate) mod compile;
 pub mod model;
 pub(crate) mod validate;
 

@@ -13,7 +13,7 @@ const ETH_LEN: usize = 14;
 /// (outermost first) with TC = 0, TTL = 0 and the S bit clear on every label; the
 /// pipeline copies the template in one go, then fills in TC, TTL and the S bit of the
 /// bottom pushed label (which depends on whether labels remain below it).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Adjacency {
     /// Egress port id.
     pub port: u16,

@@ -1,6 +1,28 @@
 //! Building a [`Fib`] snapshot from scratch.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hasher for keys that are one integer: a multiply spreads it over the high bits,
+/// which hashbrown uses. Not DoS-resistant: keys come from the operator's own config.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = (self.0 ^ k)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(26);
+    }
+}
 
 use super::{
     AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Fib, Ipv4Route, LabelEntry, LabelOp,
@@ -36,11 +58,14 @@ pub enum FibError {
 pub struct FibBuilder {
     /// IPv4 prefixes as (addr, len, route id), bulk-loaded into the [`Lpm4`] by `build`.
     prefixes: Vec<(u32, u8, u32)>,
-    prefix_set: HashSet<(u32, u8)>,
+    /// Duplicate check: one probe per prefix, keyed by `addr << 6 | len` (a u64, hashed
+    /// by a multiply: SipHash over a million keys was a visible share of a full build).
+    prefix_set: HashSet<u64, BuildHasherDefault<KeyHasher>>,
     routes: Vec<Ipv4Route>,
     route_ids: HashMap<Ipv4Route, u32>,
     labels: LabelTable,
     label_entries: Vec<LabelEntry>,
+    label_keys: Vec<u32>,
     adjacencies: Vec<Adjacency>,
     ecmp: Vec<EcmpGroup>,
     port_addrs: Vec<Option<[u8; 4]>>,
@@ -95,7 +120,10 @@ impl FibBuilder {
                 id
             }
         };
-        if !self.prefix_set.insert((addr, len)) {
+        if !self
+            .prefix_set
+            .insert(u64::from(addr) << 6 | u64::from(len))
+        {
             return Err(FibError::DuplicatePrefix { addr: ip, len });
         }
         self.prefixes.push((addr, len, id));
@@ -105,54 +133,25 @@ impl FibBuilder {
 
     /// Binds an in-label to an entry.
     pub fn add_label(&mut self, label: u32, entry: LabelEntry) -> Result<(), FibError> {
-        if !(MIN_UNRESERVED_LABEL..=MAX_LABEL).contains(&label) {
-            return Err(FibError::BadInLabel(label));
-        }
-        if self.labels.lookup(label).is_some() {
+        if (MIN_UNRESERVED_LABEL..=MAX_LABEL).contains(&label)
+            && self.labels.lookup(label).is_some()
+        {
             return Err(FibError::DuplicateLabel(label));
         }
-        match (entry.op, entry.next_hop) {
-            (LabelOp::PopAndLookup, _) => {}
-            (op, None) => return Err(FibError::MissingNextHop { label, op }),
-            (op, Some(nh)) => {
-                self.check_next_hop(nh)?;
-                if op == LabelOp::Swap && self.min_push(nh) == 0 {
-                    return Err(FibError::SwapWithoutLabel(label));
-                }
-            }
-        }
+        check_label(&self.adjacencies, &self.ecmp, label, &entry)?;
         self.label_entries.push(entry);
+        self.label_keys.push(label);
         self.labels
             .insert(label, (self.label_entries.len() - 1) as u32);
         Ok(())
     }
 
-    fn min_push(&self, nh: NextHop) -> usize {
-        match nh {
-            NextHop::Adjacency(a) => self.adjacencies[a as usize].push_bytes(),
-            NextHop::Ecmp(g) => self.ecmp[g as usize]
-                .members()
-                .iter()
-                .map(|&(a, _)| self.adjacencies[a as usize].push_bytes())
-                .min()
-                .unwrap_or(0),
-        }
-    }
-
     fn check_adj(&self, a: AdjId) -> Result<(), FibError> {
-        if (a as usize) < self.adjacencies.len() {
-            Ok(())
-        } else {
-            Err(FibError::UnknownAdjacency(a))
-        }
+        check_adj(&self.adjacencies, a)
     }
 
     fn check_next_hop(&self, nh: NextHop) -> Result<(), FibError> {
-        match nh {
-            NextHop::Adjacency(a) => self.check_adj(a),
-            NextHop::Ecmp(g) if (g as usize) < self.ecmp.len() => Ok(()),
-            NextHop::Ecmp(g) => Err(FibError::UnknownEcmp(g)),
-        }
+        check_next_hop(&self.adjacencies, &self.ecmp, nh)
     }
 
     /// Freezes the tables into a snapshot with this generation number.
@@ -163,10 +162,78 @@ impl FibBuilder {
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,
+            label_keys: self.label_keys,
             adjacencies: self.adjacencies,
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
             ipv4_route_count: self.ipv4_route_count,
+        }
+    }
+}
+
+/// Fewest labels any adjacency of `nh` pushes (a swap needs at least one).
+pub(super) fn min_push(adjs: &[Adjacency], ecmp: &[EcmpGroup], nh: NextHop) -> usize {
+    match nh {
+        NextHop::Adjacency(a) => adjs[a as usize].push_bytes(),
+        NextHop::Ecmp(g) => ecmp[g as usize]
+            .members()
+            .iter()
+            .map(|&(a, _)| adjs[a as usize].push_bytes())
+            .min()
+            .unwrap_or(0),
+    }
+}
+
+pub(super) fn check_adj(adjs: &[Adjacency], a: AdjId) -> Result<(), FibError> {
+    if (a as usize) < adjs.len() {
+        Ok(())
+    } else {
+        Err(FibError::UnknownAdjacency(a))
+    }
+}
+
+pub(super) fn check_next_hop(
+    adjs: &[Adjacency],
+    ecmp: &[EcmpGroup],
+    nh: NextHop,
+) -> Result<(), FibError> {
+    match nh {
+        NextHop::Adjacency(a) => check_adj(adjs, a),
+        NextHop::Ecmp(g) if (g as usize) < ecmp.len() => Ok(()),
+        NextHop::Ecmp(g) => Err(FibError::UnknownEcmp(g)),
+    }
+}
+
+/// Checks a prefix: no host bits, length at most 32.
+pub(super) fn check_prefix(addr: u32, len: u8) -> Result<(), FibError> {
+    if len > 32 || (len < 32 && addr & (u32::MAX >> len) != 0) {
+        return Err(FibError::BadPrefix {
+            addr: addr.into(),
+            len,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a label entry against the adjacencies and groups it refers to.
+pub(super) fn check_label(
+    adjs: &[Adjacency],
+    ecmp: &[EcmpGroup],
+    label: u32,
+    entry: &LabelEntry,
+) -> Result<(), FibError> {
+    if !(MIN_UNRESERVED_LABEL..=MAX_LABEL).contains(&label) {
+        return Err(FibError::BadInLabel(label));
+    }
+    match (entry.op, entry.next_hop) {
+        (LabelOp::PopAndLookup, _) => Ok(()),
+        (op, None) => Err(FibError::MissingNextHop { label, op }),
+        (op, Some(nh)) => {
+            check_next_hop(adjs, ecmp, nh)?;
+            if op == LabelOp::Swap && min_push(adjs, ecmp, nh) == 0 {
+                return Err(FibError::SwapWithoutLabel(label));
+            }
+            Ok(())
         }
     }
 }

@@ -15,6 +15,7 @@
 
 mod adjacency;
 mod builder;
+mod delta;
 mod ecmp;
 mod label_table;
 mod lpm4;
@@ -22,7 +23,8 @@ pub mod prefix_list;
 
 pub use adjacency::{Adjacency, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
-pub use ecmp::{EcmpError, EcmpGroup};
+pub use delta::FibDelta;
+pub use ecmp::{EcmpError, EcmpGroup, ECMP_BUCKETS};
 pub use label_table::LabelTable;
 pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};
 
@@ -117,14 +119,19 @@ pub struct FibStats {
     pub bytes: usize,
 }
 
-/// An immutable forwarding snapshot. Build one with [`FibBuilder`].
-#[derive(Debug)]
+/// An immutable forwarding snapshot. Build one with [`FibBuilder`], or derive the next one
+/// from it with [`Fib::derive`]. Cloning is cheap (the LPM blocks are shared) but copies
+/// the label table pages.
+#[derive(Clone, Debug)]
 pub struct Fib {
     pub(crate) generation: u64,
     pub(crate) lpm: Lpm4,
     pub(crate) routes: Vec<Ipv4Route>,
     pub(crate) labels: LabelTable,
     pub(crate) label_entries: Vec<LabelEntry>,
+    /// The in-label of each `label_entries` slot, so a derived snapshot can keep the
+    /// entries dense when it unbinds a label.
+    pub(crate) label_keys: Vec<u32>,
     pub(crate) adjacencies: Vec<Adjacency>,
     pub(crate) ecmp: Vec<EcmpGroup>,
     /// The router's IPv4 address on each port (source of ICMP errors), by port id.

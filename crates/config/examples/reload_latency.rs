@@ -1,0 +1,133 @@
+//! Time from a one-line edit of a full-view routes file to the new `Fib`, split by step.
+//!
+//! `cargo run -p config --release --example reload_latency [-- ROUNDS]`
+//!
+//! Generates the full view (`config::generate::fullview_routes` over
+//! `shared/data/ipv4-fullview-2023.txt.gz`, or `MPLSROUTER_DATA_DIR`), writes it to a temp
+//! file, loads it once (full parse + compile), then alternates one `routes_compact` line
+//! between two next hops ROUNDS times: write the file, `ReloadState::reload()` (read,
+//! check, diff, derive), and prints min / median / max of each step. The file write is
+//! not counted (the runtime starts at the file event). Then three edits outside the
+//! compact block (full parse, full diff, derive), printed one by one.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+
+fn prefix_list() -> String {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let path = [
+        std::env::var_os("MPLSROUTER_DATA_DIR").map(PathBuf::from),
+        Some(manifest.join("../../../shared/data")),
+        Some(manifest.join("../../../../shared/data")),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.join("ipv4-fullview-2023.txt.gz"))
+    .find(|p| p.is_file())
+    .expect("ipv4-fullview-2023.txt.gz not found: set MPLSROUTER_DATA_DIR");
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+fn summary(name: &str, v: &mut [Duration]) {
+    v.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{name:22} min {:8.3} ms  median {:8.3} ms  max {:8.3} ms",
+        ms(v[0]),
+        ms(v[v.len() / 2]),
+        ms(v[v.len() - 1])
+    );
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .map_or(50, |s| s.parse().expect("ROUNDS"));
+    let cfg = StartupConfig::parse(
+        Path::new("/x/r.yaml"),
+        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
+    )
+    .unwrap();
+    let ctx = RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8]);
+    let nhs: Vec<std::net::Ipv4Addr> = (2..6)
+        .map(|i| std::net::Ipv4Addr::new(10, 0, 1, i))
+        .collect();
+    let (text, n) = config::generate::fullview_routes(&prefix_list(), &nhs);
+    let dir = std::env::temp_dir().join(format!("reload-latency-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("routes.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let mut st = ReloadState::new(&path, ctx);
+    let t = Instant::now();
+    let ReloadOutcome::Updated { timings, .. } = st.reload().unwrap() else {
+        panic!("first load")
+    };
+    println!(
+        "{n} routes, {} MB: first load {:.0} ms ({timings:?})",
+        text.len() >> 20,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let line = text.lines().nth(500_000).unwrap();
+    let other = format!("{} 10.0.1.9", line.rsplit_once(' ').unwrap().0);
+    let versions = [
+        text.clone(),
+        text.replacen(&format!("{line}\n"), &format!("{other}\n"), 1),
+    ];
+    let mut steps: [Vec<Duration>; 5] = Default::default();
+    let mut derived = 0;
+    for i in 0..rounds {
+        std::fs::write(&path, &versions[(i + 1) % 2]).unwrap();
+        let t = Instant::now();
+        let out = st.reload().unwrap();
+        let all = t.elapsed();
+        let ReloadOutcome::Updated { timings, fib, .. } = out else {
+            panic!("no change")
+        };
+        drop(fib);
+        derived += usize::from(timings.derived && timings.fast_path);
+        for (v, d) in steps.iter_mut().zip([
+            timings.read,
+            timings.check,
+            timings.diff,
+            timings.compile,
+            all,
+        ]) {
+            v.push(d);
+        }
+    }
+    println!("{rounds} one-line edits, {derived} on the fast path and derived:");
+    for (name, v) in [
+        "read",
+        "check (fast path)",
+        "diff",
+        "derive",
+        "reload() total",
+    ]
+    .iter()
+    .zip(steps.iter_mut())
+    {
+        summary(name, v);
+    }
+    // The general path: a change outside `routes_compact` is fully parsed, diffed
+    // against the running set (hash maps over 900k prefixes), then derived.
+    for i in 0..3 {
+        let mut t = versions[rounds % 2].clone();
+        t += &format!(
+            "mpls:\n  - {{in_label: {}, action: pop_and_lookup}}\n",
+            100 + i
+        );
+        std::fs::write(&path, &t).unwrap();
+        let ReloadOutcome::Updated { timings, .. } = st.reload().unwrap() else {
+            panic!("no change")
+        };
+        println!("label added (full parse): {timings:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,157 @@
+//! Applying a small diff to the last table instead of compiling the whole set.
+//!
+//! A full compile of a full view takes a few hundred milliseconds, almost all of it
+//! rebuilding prefixes that did not change. When only some prefixes and labels changed
+//! (and neighbors and ports did not), [`derive`] patches them into a clone of the last
+//! table ([`Fib::derive`]): time proportional to the edit.
+//!
+//! The result must be the table [`crate::compile`] would build from the same set, in
+//! what it answers. So the rules of `compile` are repeated here for the prefixes it adds
+//! itself: a changed prefix that is a port's subnet or address is left to the full
+//! compile (`None`), and removing a user `/32` over a static neighbor restores the
+//! neighbor's own `/32`.
+
+use net::fib::{Fib, FibDelta, Ipv4Route, LabelEntry, NextHop, RouteTarget, TtlMode};
+
+use crate::routes::compile::{adjacency, neighbor_macs};
+use crate::routes::{CompileError, LabelSpec, NhSpec, RouteSet, TargetSpec};
+use crate::startup::PortIface;
+use crate::types::{Cidr, FastMap};
+
+/// What changed between the set the last table was built from and the new one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RouteChanges {
+    /// Prefixes gone from the new set.
+    pub ipv4_removed: Vec<Cidr>,
+    /// Prefixes added or changed, with their spec id in the new set.
+    pub ipv4_set: Vec<(Cidr, u32)>,
+    pub labels_removed: Vec<u32>,
+    /// Labels added or changed.
+    pub labels_set: Vec<(u32, LabelSpec)>,
+}
+
+impl RouteChanges {
+    pub fn len(&self) -> usize {
+        self.ipv4_removed.len()
+            + self.ipv4_set.len()
+            + self.labels_removed.len()
+            + self.labels_set.len()
+    }
+}
+
+struct Ctx<'a> {
+    d: FibDelta,
+    ports: &'a [PortIface],
+    macs: FastMap<(u16, u32), [u8; 6]>,
+}
+
+impl Ctx<'_> {
+    fn next_hop(&mut self, nhs: &[NhSpec]) -> Result<NextHop, CompileError> {
+        if let [one] = nhs {
+            let a = adjacency(self.ports, &self.macs, one)?;
+            return Ok(NextHop::Adjacency(self.d.intern_adjacency(a)));
+        }
+        let mut members = Vec::with_capacity(nhs.len());
+        for n in nhs {
+            let a = adjacency(self.ports, &self.macs, n)?;
+            members.push((self.d.intern_adjacency(a), n.weight));
+        }
+        Ok(NextHop::Ecmp(self.d.intern_ecmp(&members)?))
+    }
+}
+
+/// The next table: `base` (built from the previous set) with `changes` applied, or
+/// `None` when a change needs the full compile.
+pub(crate) fn derive(
+    base: &Fib,
+    set: &RouteSet,
+    changes: &RouteChanges,
+    ports: &[PortIface],
+    generation: u64,
+) -> Result<Option<Fib>, CompileError> {
+    if !set.ports_checked {
+        return Err(CompileError::NoPorts);
+    }
+    let system = |c: &Cidr| {
+        ports
+            .iter()
+            .flat_map(|p| &p.addresses)
+            .any(|a| (c.len == 32 && c.addr == a.addr) || (a.len < 32 && *c == a.network()))
+    };
+    if changes
+        .ipv4_removed
+        .iter()
+        .chain(changes.ipv4_set.iter().map(|(c, _)| c))
+        .any(system)
+    {
+        return Ok(None);
+    }
+    let mut c = Ctx {
+        d: base.derive(),
+        ports,
+        macs: neighbor_macs(set),
+    };
+    for p in &changes.ipv4_removed {
+        let neighbor = (p.len == 32)
+            .then(|| set.neighbors.iter().find(|n| n.ip == p.addr))
+            .flatten();
+        match neighbor {
+            Some(n) => {
+                let nh = c.next_hop(&[NhSpec {
+                    port: n.port,
+                    via: n.ip,
+                    labels: Vec::new(),
+                    weight: 1,
+                }])?;
+                let r = Ipv4Route {
+                    target: RouteTarget::NextHop(nh),
+                    ttl_mode: TtlMode::Uniform,
+                };
+                c.d.replace_ipv4_route(p.addr, p.len, r)?;
+            }
+            None => {
+                c.d.remove_ipv4_route(p.addr, p.len)?;
+            }
+        }
+    }
+    let mut routes: FastMap<u32, Ipv4Route> = FastMap::default();
+    for &(p, id) in &changes.ipv4_set {
+        let route = match routes.get(&id) {
+            Some(r) => *r,
+            None => {
+                let spec = &set.specs[id as usize];
+                let target = match &spec.target {
+                    TargetSpec::Local => RouteTarget::Local,
+                    TargetSpec::Blackhole => RouteTarget::Blackhole,
+                    TargetSpec::NextHops(nhs) => RouteTarget::NextHop(c.next_hop(nhs)?),
+                };
+                let r = Ipv4Route {
+                    target,
+                    ttl_mode: spec.ttl,
+                };
+                routes.insert(id, r);
+                r
+            }
+        };
+        c.d.replace_ipv4_route(p.addr, p.len, route)?;
+    }
+    for l in &changes.labels_removed {
+        c.d.remove_label(*l);
+    }
+    for (label, spec) in &changes.labels_set {
+        let next_hop = if spec.nexthops.is_empty() {
+            None
+        } else {
+            Some(c.next_hop(&spec.nexthops)?)
+        };
+        c.d.replace_label(
+            *label,
+            LabelEntry {
+                op: spec.op,
+                next_hop,
+                ttl_mode: spec.ttl,
+            },
+        )?;
+    }
+    Ok(Some(c.d.build(generation)))
+}
