@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use config::routes::{NeighborSpec, RouteSet};
+use config::routes::RouteSet;
 use config::startup::PortIface;
 use config::{ConfigError, ReloadOutcome, ReloadState};
-use net::fib::Fib;
+use net::fib::{Adjacency, Fib, FibDelta, Ipv4Route, NextHop, RouteTarget, TtlMode};
 use net::rcu::Rcu;
 
 use crate::metrics::ControlStats;
@@ -159,13 +159,11 @@ impl ControlPlane {
             Ok(ReloadOutcome::Unchanged { .. }) => {
                 self.stats.record_reload(true, t.elapsed().as_secs_f64());
             }
-            Ok(ReloadOutcome::Updated { fib, diff, .. }) => {
-                let fib = self.learned.is_empty().then_some(*fib);
-                match self.publish(fib) {
-                    Ok(()) => {
-                        let secs = t.elapsed().as_secs_f64();
-                        self.stats.record_reload(true, secs);
-                        println!(
+            Ok(ReloadOutcome::Updated { fib, diff, .. }) => match self.publish(*fib) {
+                Ok(()) => {
+                    let secs = t.elapsed().as_secs_f64();
+                    self.stats.record_reload(true, secs);
+                    println!(
                             "reload: generation {} live in {:.1} ms (ipv4 +{} -{} ~{}, labels +{} -{} ~{})",
                             self.generation,
                             secs * 1e3,
@@ -176,16 +174,15 @@ impl ControlPlane {
                             diff.labels_removed,
                             diff.labels_changed
                         );
-                    }
-                    Err(e) => {
-                        self.stats.record_reload(false, t.elapsed().as_secs_f64());
-                        eprintln!(
-                            "reload rejected, still serving generation {}: {e}",
-                            self.generation
-                        );
-                    }
                 }
-            }
+                Err(e) => {
+                    self.stats.record_reload(false, t.elapsed().as_secs_f64());
+                    eprintln!(
+                        "reload rejected, still serving generation {}: {e}",
+                        self.generation
+                    );
+                }
+            },
             Err(e) => {
                 self.stats.record_reload(false, t.elapsed().as_secs_f64());
                 eprintln!(
@@ -202,42 +199,94 @@ impl ControlPlane {
             return;
         }
         self.learned.insert((port, ip), mac);
-        if let Err(e) = self.publish(None) {
+        let mut delta = self.rcu.with_current(|f| f.derive());
+        if let Err(e) = self.learn_into(&mut delta, port, ip, mac) {
             eprintln!(
                 "mplsrouter: could not add neighbor {}: {e}",
                 std::net::Ipv4Addr::from(ip)
             );
+            return;
         }
+        self.publish_delta(delta);
     }
 
-    /// Publishes `fib`, or compiles the current routes plus learned neighbors.
-    fn publish(&mut self, fib: Option<Fib>) -> Result<(), config::routes::CompileError> {
-        let generation = self.generation + 1;
-        let fib = match fib {
-            // A table compiled by the reload state carries its own generation counter;
-            // recompile when it would not be the next one, so generations stay monotonic.
-            Some(f) if f.generation() == generation => f,
-            _ => {
-                let mut set = self
-                    .reload
-                    .as_ref()
-                    .and_then(|r| r.current().cloned())
-                    .unwrap_or_else(|| RouteSet {
-                        ports_checked: true,
-                        ..RouteSet::default()
-                    });
-                for (&(port, ip), &mac) in &self.learned {
-                    if !set.neighbors.iter().any(|n| n.ip == ip && n.port == port) {
-                        set.neighbors.push(NeighborSpec { ip, port, mac });
-                    }
-                }
-                config::compile(&set, &self.ports, generation)?
-            }
+    /// Publishes a table from the reload state, with the neighbors learned so far.
+    fn publish(&mut self, fib: Fib) -> Result<(), net::fib::FibError> {
+        let mut delta = fib.derive();
+        let learned: Vec<_> = self
+            .learned
+            .iter()
+            .map(|(&(p, ip), &mac)| (p, ip, mac))
+            .collect();
+        for (port, ip, mac) in learned {
+            self.learn_into(&mut delta, port, ip, mac)?;
+        }
+        self.publish_delta(delta);
+        Ok(())
+    }
+
+    /// Gives every adjacency towards `ip` on `port` its MAC, and routes `ip/32` to the
+    /// neighbor unless the routes file routes that /32 itself (as the compiler does for
+    /// static neighbors).
+    fn learn_into(
+        &self,
+        delta: &mut FibDelta,
+        port: u16,
+        ip: u32,
+        mac: [u8; 6],
+    ) -> Result<(), net::fib::FibError> {
+        let updates: Vec<(u32, Adjacency)> = delta
+            .adjacencies()
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| {
+                a.port == port && a.neighbor == ip.to_be_bytes() && a.dst_mac != Some(mac)
+            })
+            .map(|(i, a)| (i as u32, a.with_dst_mac(mac)))
+            .collect();
+        for (id, adj) in updates {
+            delta.set_adjacency(id, adj)?;
+        }
+        let Some(iface) = self.ports.get(port as usize) else {
+            return Ok(());
         };
+        let host = delta.ipv4_route(ip, 32);
+        let ours = match host.map(|r| r.target) {
+            None => true,
+            Some(RouteTarget::NextHop(NextHop::Adjacency(a))) => {
+                let a = &delta.adjacencies()[a as usize];
+                a.port == port && a.neighbor == ip.to_be_bytes() && a.labels().is_empty()
+            }
+            Some(_) => false,
+        };
+        if ours {
+            let adj = delta.intern_adjacency(Adjacency::new(
+                port,
+                iface.mtu,
+                ip.to_be_bytes(),
+                Some(mac),
+                iface.mac,
+                &[],
+            ));
+            delta.replace_ipv4_route(
+                ip,
+                32,
+                Ipv4Route {
+                    target: RouteTarget::NextHop(NextHop::Adjacency(adj)),
+                    ttl_mode: TtlMode::Uniform,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Stamps the next generation on `delta` and publishes it.
+    fn publish_delta(&mut self, delta: FibDelta) {
+        let generation = self.generation + 1;
+        let fib = delta.build(generation);
         self.stats.set_fib(generation, &fib.stats());
         self.generation = generation;
         self.rcu.publish(fib);
         self.rcu.reclaim();
-        Ok(())
     }
 }
