@@ -58,7 +58,13 @@ fn drop_reason_name(i: usize) -> Option<&'static str> {
 /// Runs the router until SIGINT/SIGTERM or `spec.duration`.
 pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterError> {
     let signals = SignalFlags::install()?;
-    let eal = Eal::init(&spec.eal_args).map_err(RouterError::Eal)?;
+    let eal = Eal::init(&spec.eal_args).map_err(|error| RouterError::Eal {
+        error,
+        hint: crate::error::eal_hint(
+            &spec.eal_args,
+            &std::fs::read_to_string("/proc/meminfo").unwrap_or_default(),
+        ),
+    })?;
 
     let worker_lcores = eal.worker_lcores();
     let workers: Vec<WorkerSpec> = if spec.workers.is_empty() {
