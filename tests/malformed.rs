@@ -63,7 +63,11 @@ fn bad_frames() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     no_bos[16] &= !1; // S bit cleared: the stack runs off the end
     v.push(("label stack without bottom", no_bos, "truncated"));
     let deep: Vec<(u32, u8, u8)> = (0..20).map(|_| (1000, 0, 64)).collect();
-    v.push(("stack deeper than the limit", labelled(&deep), "stack_too_deep"));
+    v.push((
+        "stack deeper than the limit",
+        labelled(&deep),
+        "stack_too_deep",
+    ));
     let mut ihl = good(2);
     ihl[14] = 0x44;
     refill_checksum(&mut ihl, 14);
@@ -80,7 +84,11 @@ fn bad_frames() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     ck[24] ^= 0x55;
     v.push(("bad header checksum", ck, "bad_checksum"));
     for label in [3u32, 4, 15] {
-        v.push(("reserved label", labelled(&[(label, 0, 64)]), "reserved_label"));
+        v.push((
+            "reserved label",
+            labelled(&[(label, 0, 64)]),
+            "reserved_label",
+        ));
     }
     v.push(("unknown label", labelled(&[(4242, 0, 64)]), "no_label"));
     v.push((
@@ -142,7 +150,11 @@ fn expiring() -> Vec<Vec<u8>> {
 fn scrape(addr: &str) -> String {
     let mut s = TcpStream::connect(addr).expect("connect metrics");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
@@ -152,7 +164,10 @@ fn scrape(addr: &str) -> String {
 fn metric(text: &str, name: &str, filter: &str) -> u64 {
     text.lines()
         .filter(|l| !l.starts_with('#'))
-        .filter(|l| l.starts_with(name) && (l[name.len()..].starts_with('{') || l[name.len()..].starts_with(' ')))
+        .filter(|l| {
+            l.starts_with(name)
+                && (l[name.len()..].starts_with('{') || l[name.len()..].starts_with(' '))
+        })
         .filter(|l| l.contains(filter))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
@@ -220,7 +235,12 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
         if out.read_line(&mut line).unwrap() == 0 {
             let _ = child.wait();
             let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             panic!("router exited before serving metrics:\n{stdout}\n{err}");
         }
         stdout.push_str(&line);
@@ -244,7 +264,10 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(child.try_wait().unwrap().is_none(), "router died on malformed input");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "router died on malformed input"
+    );
     assert_eq!(
         metric(&live, "mplsrouter_worker_rx_packets_total", ""),
         total,
@@ -252,14 +275,25 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
     );
     for (reason, n) in &want {
         assert_eq!(
-            metric(&live, "mplsrouter_drops_total", &format!("reason=\"{reason}\"")),
+            metric(
+                &live,
+                "mplsrouter_drops_total",
+                &format!("reason=\"{reason}\"")
+            ),
             *n,
             "drops for {reason} (live /metrics); frames: {:?}",
-            bad.iter().filter(|b| b.2 == *reason).map(|b| b.0).collect::<Vec<_>>()
+            bad.iter()
+                .filter(|b| b.2 == *reason)
+                .map(|b| b.0)
+                .collect::<Vec<_>>()
         );
     }
     let all_drops = metric(&live, "mplsrouter_drops_total", "");
-    assert_eq!(all_drops, bad.len() as u64, "no drops beyond the bad frames");
+    assert_eq!(
+        all_drops,
+        bad.len() as u64,
+        "no drops beyond the bad frames"
+    );
     assert_eq!(
         metric(&live, "mplsrouter_worker_forwarded_packets_total", ""),
         good_ids.len() as u64
@@ -273,14 +307,26 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
     wait_bounded(&mut child, Duration::from_secs(30));
     out.read_to_string(&mut stdout).unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert!(child.wait().unwrap().success(), "exit status; stderr:\n{err}");
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(
+        child.wait().unwrap().success(),
+        "exit status; stderr:\n{err}"
+    );
     let s = summary_counts(&stdout);
     assert_eq!(s["received"], total, "summary: {stdout}");
     assert_eq!(s["forwarded"], good_ids.len() as u64);
     assert_eq!(s["dropped"], bad.len() as u64);
     for (reason, n) in &want {
-        assert_eq!(s.get(*reason).copied().unwrap_or(0), *n, "summary {reason}: {stdout}");
+        assert_eq!(
+            s.get(*reason).copied().unwrap_or(0),
+            *n,
+            "summary {reason}: {stdout}"
+        );
     }
     assert!(
         stdout.contains("mbufs not returned to the pool: 0"),
@@ -288,8 +334,14 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
     );
 
     // Exactly the good frames left on `out`, in order, decoded by tshark.
-    let dec = tshark(&dir.path("out.pcap"), &["udp.srcport", "ip.ttl", "ip.checksum.status"]);
-    let ports: Vec<u16> = dec.iter().map(|d| d.get("udp.srcport").parse().unwrap()).collect();
+    let dec = tshark(
+        &dir.path("out.pcap"),
+        &["udp.srcport", "ip.ttl", "ip.checksum.status"],
+    );
+    let ports: Vec<u16> = dec
+        .iter()
+        .map(|d| d.get("udp.srcport").parse().unwrap())
+        .collect();
     assert_eq!(ports, good_ids);
     for d in &dec {
         assert_eq!(d.get("ip.ttl"), "63");

@@ -45,9 +45,19 @@ fn build_fib(s: &[u8; FIB_BYTES]) -> Fib {
     for i in 0..4 {
         let c = s[i];
         let n = (c as usize & 3).min(MAX_PUSH);
-        let labels: Vec<u32> = (0..n).map(|k| 16 + ((c as u32 >> 2) + k as u32) % 64).collect();
-        let mac = if c & 0x80 != 0 && i != 0 { None } else { Some([2, 0, 0, 0, 9, i as u8]) };
-        let mtu = if s[4 + i] < 16 { 60 + s[4 + i] as u16 * 4 } else { 1500 };
+        let labels: Vec<u32> = (0..n)
+            .map(|k| 16 + ((c as u32 >> 2) + k as u32) % 64)
+            .collect();
+        let mac = if c & 0x80 != 0 && i != 0 {
+            None
+        } else {
+            Some([2, 0, 0, 0, 9, i as u8])
+        };
+        let mtu = if s[4 + i] < 16 {
+            60 + s[4 + i] as u16 * 4
+        } else {
+            1500
+        };
         adjs.push(b.add_adjacency(Adjacency::new(
             i as u16 % PORTS,
             mtu,
@@ -66,14 +76,25 @@ fn build_fib(s: &[u8; FIB_BYTES]) -> Fib {
     for i in 0..6 {
         let c = s[8 + 2 * i];
         let len = c % 9;
-        let addr = if len == 0 { 0 } else { ((s[9 + 2 * i] as u32) << 24) & (!0u32 << (32 - len)) };
+        let addr = if len == 0 {
+            0
+        } else {
+            ((s[9 + 2 * i] as u32) << 24) & (!0u32 << (32 - len))
+        };
         let target = match c >> 5 {
             0 => RouteTarget::Local,
             1 => RouteTarget::Connected { port: 1 },
             2 => RouteTarget::Blackhole,
             _ => RouteTarget::NextHop(nh(c >> 4)),
         };
-        let _ = b.add_ipv4_route(addr, len, Ipv4Route { target, ttl_mode: mode(c >> 3) });
+        let _ = b.add_ipv4_route(
+            addr,
+            len,
+            Ipv4Route {
+                target,
+                ttl_mode: mode(c >> 3),
+            },
+        );
     }
     // Eight label entries among labels 16..48.
     for i in 0..8 {
@@ -84,7 +105,11 @@ fn build_fib(s: &[u8; FIB_BYTES]) -> Fib {
             _ => LabelOp::PopAndLookup,
         };
         let next_hop = (op != LabelOp::PopAndLookup).then(|| nh(c >> 2));
-        let e = LabelEntry { op, next_hop, ttl_mode: mode(c >> 5) };
+        let e = LabelEntry {
+            op,
+            next_hop,
+            ttl_mode: mode(c >> 5),
+        };
         let _ = b.add_label(16 + (s[28 + i % 4] as u32 + i as u32 * 4) % 32, e);
     }
     b.build(1)
@@ -125,7 +150,10 @@ fn ipv4_at(d: &[u8], at: usize) -> Option<(usize, usize)> {
 fn check_forwarded(input: &[u8], out: &[u8], port: u16) {
     assert!(port < PORTS, "forwarded to unknown port {port}");
     assert!(out.len() >= 14, "forwarded runt");
-    assert!(out.len() <= input.len() + 4 * MAX_PUSH, "frame grew past the pushed labels");
+    assert!(
+        out.len() <= input.len() + 4 * MAX_PUSH,
+        "frame grew past the pushed labels"
+    );
     // An accepted 802.1Q tag is removed on output.
     let (in_type, in_l3) = match be16(input, 12) {
         0x8100 => (be16(input, 16), 18),
@@ -144,26 +172,45 @@ fn check_forwarded(input: &[u8], out: &[u8], port: u16) {
         let (oa, oihl) = ipv4_at(out, out_ip).expect("forwarded IPv4 header invalid");
         assert_eq!(oihl, ihl);
         let o = &out[oa..];
-        assert_eq!(checksum::compute(&o[..oihl]), 0, "bad forwarded IPv4 checksum");
+        assert_eq!(
+            checksum::compute(&o[..oihl]),
+            0,
+            "bad forwarded IPv4 checksum"
+        );
         assert_eq!(be16(o, 2) as usize, o.len(), "IPv4 total length != buffer");
         assert_eq!(o[8], in_ttl - 1, "IPv4 TTL not decremented by exactly one");
         let i = &input[ia..ia + o.len()];
         assert_eq!(&o[..8], &i[..8]);
         assert_eq!(&o[9..10], &i[9..10]);
-        assert_eq!(&o[12..], &i[12..], "IPv4 addresses, options or payload changed");
+        assert_eq!(
+            &o[12..],
+            &i[12..],
+            "IPv4 addresses, options or payload changed"
+        );
         for k in (14..out_ip).step_by(4) {
             let t = out[k + 3];
-            assert!(t == in_ttl - 1 || t == PIPE_TTL, "imposed label TTL {t} (IP TTL {in_ttl})");
+            assert!(
+                t == in_ttl - 1 || t == PIPE_TTL,
+                "imposed label TTL {t} (IP TTL {in_ttl})"
+            );
         }
     } else if out_type == 0x0800 {
         // Labelled in, disposed to IPv4: the exposed header was checked and rewritten.
         let (oa, oihl) = ipv4_at(out, out_ip).expect("disposed IPv4 header invalid");
         let o = &out[oa..];
-        assert_eq!(checksum::compute(&o[..oihl]), 0, "bad disposed IPv4 checksum");
+        assert_eq!(
+            checksum::compute(&o[..oihl]),
+            0,
+            "bad disposed IPv4 checksum"
+        );
         assert_eq!(be16(o, 2) as usize, o.len(), "IPv4 total length != buffer");
         let ip_in = stack_end(input, in_l3, false).expect("forwarded MPLS input without bottom");
         let in_ttl = input[ip_in + 8];
-        assert!(o[8] >= 1 && o[8] <= in_ttl, "disposed TTL {} from {in_ttl}", o[8]);
+        assert!(
+            o[8] >= 1 && o[8] <= in_ttl,
+            "disposed TTL {} from {in_ttl}",
+            o[8]
+        );
         assert_eq!(&o[12..], &input[ip_in + 12..ip_in + o.len()]);
     }
 }
@@ -196,14 +243,25 @@ fuzz_target!(|data: &[u8]| {
     });
     let in_port = (flags >> 5) as u16 % PORTS;
     // Small headroom sometimes, so that `no_headroom` is reachable.
-    let headroom = if flags & 0x80 != 0 { 8 } else { net::packet::DEFAULT_HEADROOM };
-    let mut pkts: Vec<VecBuf> = frames.iter().map(|f| VecBuf::with_headroom(f, headroom)).collect();
+    let headroom = if flags & 0x80 != 0 {
+        8
+    } else {
+        net::packet::DEFAULT_HEADROOM
+    };
+    let mut pkts: Vec<VecBuf> = frames
+        .iter()
+        .map(|f| VecBuf::with_headroom(f, headroom))
+        .collect();
     let mut verdicts = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
     pipeline.process_burst(&fib, in_port, &mut pkts, &mut verdicts);
     for (i, (p, v)) in pkts.iter().zip(&verdicts).enumerate() {
         match *v {
             Verdict::Forward { port } => check_forwarded(frames[i], p.data(), port),
-            _ => assert_eq!(p.data(), frames[i], "dropped/punted packet was modified: {v:?}"),
+            _ => assert_eq!(
+                p.data(),
+                frames[i],
+                "dropped/punted packet was modified: {v:?}"
+            ),
         }
         // The same packet alone: same verdict, same bytes.
         let mut one = [VecBuf::with_headroom(frames[i], headroom)];

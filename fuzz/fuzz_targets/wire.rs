@@ -19,8 +19,21 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(p) = ipv4::Ipv4Packet::new_checked(data) {
-        let _ = (p.version(), p.dscp(), p.ecn(), p.ident(), p.dont_frag(), p.more_frags());
-        let _ = (p.frag_offset(), p.is_fragment(), p.ttl(), p.protocol(), p.checksum());
+        let _ = (
+            p.version(),
+            p.dscp(),
+            p.ecn(),
+            p.ident(),
+            p.dont_frag(),
+            p.more_frags(),
+        );
+        let _ = (
+            p.frag_offset(),
+            p.is_fragment(),
+            p.ttl(),
+            p.protocol(),
+            p.checksum(),
+        );
         let _ = (p.src_addr(), p.dst_addr(), p.verify_checksum(), p.options());
         assert!(p.header_len() <= data.len());
         let _ = l4::ports(p.protocol(), p.payload());
@@ -35,7 +48,10 @@ fuzz_target!(|data: &[u8]| {
             m.set_ttl_update_checksum(ttl.wrapping_sub(1));
             // RFC 1624 incremental update keeps a valid checksum valid.
             if ok {
-                assert!(m.verify_checksum(), "incremental checksum broke a valid header");
+                assert!(
+                    m.verify_checksum(),
+                    "incremental checksum broke a valid header"
+                );
             }
             m.fill_checksum();
             assert!(m.verify_checksum());
@@ -48,7 +64,11 @@ fuzz_target!(|data: &[u8]| {
             let n = s.iter().count();
             assert_eq!(n, s.depth());
             for (i, e) in s.iter().enumerate() {
-                assert_eq!(e.bos(), i + 1 == n, "S bit must be on the bottom entry only");
+                assert_eq!(
+                    e.bos(),
+                    i + 1 == n,
+                    "S bit must be on the bottom entry only"
+                );
                 assert_eq!(s.get(i), Some(e));
             }
         }
@@ -60,7 +80,13 @@ fuzz_target!(|data: &[u8]| {
         let _ = mpls::is_reserved(e.label());
     }
     if let Ok(a) = arp::ArpPacket::new_checked(data) {
-        let _ = (a.operation(), a.sender_mac(), a.sender_ip(), a.target_mac(), a.target_ip());
+        let _ = (
+            a.operation(),
+            a.sender_mac(),
+            a.sender_ip(),
+            a.target_mac(),
+            a.target_ip(),
+        );
         if let Ok(r) = arp::ArpRepr::parse(&a) {
             let mut b = [0u8; arp::PACKET_LEN];
             r.emit(&mut b).unwrap();
@@ -68,8 +94,19 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(p) = wicmp::Icmpv4Packet::new_checked(data) {
-        let _ = (p.msg_type(), p.code(), p.checksum(), p.echo_ident(), p.echo_seq());
-        let _ = (p.original_len_words(), p.next_hop_mtu(), p.data(), p.is_error());
+        let _ = (
+            p.msg_type(),
+            p.code(),
+            p.checksum(),
+            p.echo_ident(),
+            p.echo_seq(),
+        );
+        let _ = (
+            p.original_len_words(),
+            p.next_hop_mtu(),
+            p.data(),
+            p.is_error(),
+        );
         if let Ok(r) = wicmp::Icmpv4Repr::parse(&p) {
             let mut b = vec![0u8; r.buffer_len()];
             let n = r.emit(&mut b).expect("emit into buffer_len bytes");

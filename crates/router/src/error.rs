@@ -74,7 +74,10 @@ mod tests {
         let h = eal_hint(&args(&["x", "--vdev", "net_null0"]), none);
         assert!(h.contains("HugePages_Total: 0"), "{h}");
         let h = eal_hint(&args(&["x", "--no-huge", "--vdev", "net_bogus0"]), none);
-        assert!(h.contains("net_bogus0") && !h.contains("HugePages_Total"), "{h}");
+        assert!(
+            h.contains("net_bogus0") && !h.contains("HugePages_Total"),
+            "{h}"
+        );
         let h = eal_hint(&args(&["x", "-a", "0000:01:00.0"]), some);
         assert!(h.contains("0000:01:00.0"), "{h}");
     }
