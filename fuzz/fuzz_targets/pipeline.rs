@@ -7,7 +7,7 @@
 //! - a burst and one-packet bursts give the same verdicts and bytes (batching is invisible);
 //! - forwarded frames are Ethernet IPv4 or MPLS, never grew by more than the pushed
 //!   labels (the buffer's headroom bounds it anyway), and leave on a port of the FIB;
-//! - label stacks end with exactly one S bit, on the bottom entry, with no TTL of 0;
+//! - label stacks end with exactly one S bit, on the bottom entry; the top TTL is not 0;
 //! - forwarded IPv4 headers verify, their total length matches the buffer, the rest of
 //!   the header and the payload are unchanged, and the TTL went down by exactly one for
 //!   IPv4 input (at most the input TTL, never 0, for labelled input); labels imposed on
@@ -127,8 +127,10 @@ fn stack_end(d: &[u8], start: usize, out: bool) -> Option<usize> {
             assert!(!out, "forwarded label stack runs off the end of the frame");
             return None;
         }
-        if out {
-            assert_ne!(d[at + 3], 0, "forwarded label with TTL 0");
+        // Only the top label's TTL counts (RFC 3032 §2.4): kept inner labels may carry
+        // anything, the router that exposes them decides.
+        if out && at == start {
+            assert_ne!(d[at + 3], 0, "forwarded top label with TTL 0");
         }
         at += 4;
         if d[at - 2] & 1 != 0 {
@@ -234,6 +236,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let (head, rest) = data.split_at(FIB_BYTES);
     let fib = build_fib(head.try_into().unwrap());
+    if std::env::var_os("FUZZ_DEBUG").is_some() {
+        eprintln!("{fib:#?}");
+    }
     let frames = split_frames(&rest[1..]);
     let flags = rest[0];
     let pipeline = Pipeline::new(PipelineConfig {
@@ -255,6 +260,9 @@ fuzz_target!(|data: &[u8]| {
     let mut verdicts = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
     pipeline.process_burst(&fib, in_port, &mut pkts, &mut verdicts);
     for (i, (p, v)) in pkts.iter().zip(&verdicts).enumerate() {
+        if std::env::var_os("FUZZ_DEBUG").is_some() {
+            eprintln!("in  {:02x?}\n{v:?}\nout {:02x?}", frames[i], p.data());
+        }
         match *v {
             Verdict::Forward { port } => check_forwarded(frames[i], p.data(), port),
             _ => assert_eq!(
