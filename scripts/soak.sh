@@ -6,7 +6,8 @@
 #   - every good write was applied (fib generation +1, reloads{ok} +1) and every broken one
 #     rejected (reloads{error} +1, generation unchanged: the old table keeps serving);
 #   - received = forwarded + dropped (all reasons) + slow-path + slow-path-queue-full +
-#     tx-refused (no unaccounted loss), from the final summary;
+#     tx-refused (no unaccounted loss), from the final summary, and the ports' rx
+#     counters equal the workers' received count;
 #   - mbufs not returned to the pool: 0;
 #   - RSS flat: mean VmRSS over the last minute within RSS_BOUND_PCT (10 %) of the first
 #     minute (first/last 20 % of the run when shorter than 5 minutes; the first 10 s are
@@ -149,11 +150,13 @@ by_reason=$({ grep -o '[a-z_]*=[0-9]*' <<< "$summary" || true; } | awk -F= '{ s 
 acc=$((fwd + txr + drp + sp + spq))
 [ "$rx" -gt 0 ] || fail "no packets received"
 [ "$rx" = "$acc" ] || fail "received $rx != forwarded $fwd + tx-refused $txr + dropped $drp + slow-path $sp + queue-full $spq = $acc"
+port_rx=$(sed -n 's/^port [^:]*: rx \([0-9]*\) pkts.*/\1/p' "$W/stdout" | awk '{ s += $1 } END { print s + 0 }')
+[ "$port_rx" = "$rx" ] || fail "ports received $port_rx packets, workers $rx"
 leak=$(sed -n 's/.*mbufs not returned to the pool: \([0-9]*\).*/\1/p' "$W/stdout")
 [ "$leak" = 0 ] || fail "mbufs not returned to the pool: ${leak:-no line}"
 
 # RSS: first vs last window, skipping 10 s of warm-up.
-read -r rss_first rss_last < <(awk -v s="$start" -v d="$SECONDS_RUN" '
+read -r rss_first rss_last < <(awk -v s="$start" -v d="$SECONDS_RUN" 'BEGIN { n = 0 }
   $2 != "" && $1 >= s + 10 && $1 <= s + d { t[n] = $1; r[n] = $2; n++ }
   END {
     w = (d >= 300) ? 60 : int((d - 10) / 5); if (w < 2) w = 2
@@ -161,8 +164,10 @@ read -r rss_first rss_last < <(awk -v s="$start" -v d="$SECONDS_RUN" '
       if (t[k] < t[0] + w) { a += r[k]; na++ }
       if (t[k] > t[n-1] - w) { b += r[k]; nb++ }
     }
+    if (na == 0 || nb == 0) { print "0 0"; exit }
     printf "%d %d\n", a / na, b / nb
   }' "$rss_log")
+[ "$rss_first" -gt 0 ] || fail "no RSS samples after warm-up (run at least 15 s)"
 growth=$(( (rss_last - rss_first) * 100 / rss_first ))
 echo "soak: writes good=$good_writes bad=$bad_writes (ticks over ${INTERVAL_MS} ms: $slow_ticks)"
 echo "soak: reloads ok=$ok error=$err, final generation $gen"
