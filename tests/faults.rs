@@ -96,7 +96,7 @@ fn unreadable_routes_file_refuses_to_start() {
     // Permission bits only stop non-root users.
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path("routes.yaml"), std::fs::Permissions::from_mode(0)).unwrap();
+    std::fs::set_permissions(dir.path("routes.yaml"), std::fs::Permissions::from_mode(0o000)).unwrap();
     if std::fs::read(dir.path("routes.yaml")).is_ok() {
         eprintln!("skipping the mode-000 sub-case: running as root, the file stays readable");
         return;
@@ -177,6 +177,18 @@ struct Running {
     addr: String,
 }
 
+impl Drop for Running {
+    /// A failed assertion must not leave the router behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+// The child is reaped by `Running`'s Drop, or killed and waited for on the error path.
+#[allow(clippy::zombie_processes)]
 fn start(cfg: &Path, secs: u32) -> Running {
     let mut child = Command::new(bin())
         .args(["run", "--config"])
@@ -282,9 +294,14 @@ fn routes_file_deleted_while_running_keeps_serving() {
         std::thread::sleep(Duration::from_millis(50));
     }
     wait_bounded(&mut r.child, Duration::from_secs(30));
-    let out = r.child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let mut err = String::new();
+    r.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(r.child.wait().unwrap().success(), "{err}");
     let gone: Vec<&str> = err.lines().filter(|l| l.contains("is gone")).collect();
     assert_eq!(
         gone.len(),
