@@ -96,7 +96,11 @@ fn unreadable_routes_file_refuses_to_start() {
     // Permission bits only stop non-root users.
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path("routes.yaml"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::set_permissions(
+        dir.path("routes.yaml"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
     if std::fs::read(dir.path("routes.yaml")).is_ok() {
         eprintln!("skipping the mode-000 sub-case: running as root, the file stays readable");
         return;
