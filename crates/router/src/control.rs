@@ -121,6 +121,10 @@ impl ControlPlane {
     /// Periodic work: file watch, SIGHUP reload, reclamation. `force` reloads now.
     pub fn poll(&mut self, force: bool) {
         self.rcu.reclaim();
+        self.stats.rcu_pending.store(
+            self.rcu.pending() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if self.reload.is_none() || (!force && self.last_check.elapsed() < WATCH_INTERVAL) {
             return;
         }

@@ -3,8 +3,12 @@
 /// Why the router could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
 pub enum RouterError {
-    #[error("DPDK EAL init failed: {0}\n  hint: no hugepages? reserve them with scripts/setup-hugepages.sh, or run with --no-huge (eal.no_huge: true);\n  a device not found? check vdev strings, and PCI ports with scripts/bind-nic.sh --status")]
-    Eal(dpdk::DpdkError),
+    #[error("DPDK EAL init failed: {error}\n  hint: {hint}")]
+    Eal {
+        error: dpdk::DpdkError,
+        /// What to fix, from the EAL arguments and the host (see `eal_hint`).
+        hint: String,
+    },
     #[error("port {name:?} (device {device:?}): {error}")]
     Port {
         name: String,
@@ -23,4 +27,59 @@ pub enum RouterError {
     Metrics(#[from] crate::metrics::MetricsError),
     #[error("signal handler: {0}")]
     Signal(std::io::Error),
+}
+
+/// What most likely made EAL init fail: no hugepages reserved while the config wants them,
+/// else a device string the EAL cannot create (named, so the user knows which line).
+pub fn eal_hint(eal_args: &[String], meminfo: &str) -> String {
+    let no_huge = eal_args.iter().any(|a| a == "--no-huge");
+    let huge_total = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("HugePages_Total:"))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if !no_huge && huge_total == Some(0) {
+        return "the config wants hugepages (eal.no_huge: false) but none are reserved \
+                (HugePages_Total: 0 in /proc/meminfo): reserve some (scripts/setup-hugepages.sh) \
+                or set eal.no_huge: true (run --no-huge)"
+            .to_string();
+    }
+    let devices: Vec<&str> = eal_args
+        .windows(2)
+        .filter(|w| w[0] == "--vdev" || w[0] == "-a" || w[0] == "--allow")
+        .map(|w| w[1].as_str())
+        .collect();
+    format!(
+        "check the port devices (vdev strings and PCI addresses) in the config: {}; \
+         PCI ports must be bound to vfio-pci (scripts/bind-nic.sh --status); \
+         without hugepages set eal.no_huge: true (run --no-huge)",
+        if devices.is_empty() {
+            "none given".to_string()
+        } else {
+            devices.join(", ")
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eal_hint;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn hint_names_missing_hugepages_or_the_devices() {
+        let none = "MemTotal: 1 kB\nHugePages_Total:       0\n";
+        let some = "HugePages_Total:      64\n";
+        let h = eal_hint(&args(&["x", "--vdev", "net_null0"]), none);
+        assert!(h.contains("HugePages_Total: 0"), "{h}");
+        let h = eal_hint(&args(&["x", "--no-huge", "--vdev", "net_bogus0"]), none);
+        assert!(
+            h.contains("net_bogus0") && !h.contains("HugePages_Total"),
+            "{h}"
+        );
+        let h = eal_hint(&args(&["x", "-a", "0000:01:00.0"]), some);
+        assert!(h.contains("0000:01:00.0"), "{h}");
+    }
 }

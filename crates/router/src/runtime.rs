@@ -55,10 +55,27 @@ fn drop_reason_name(i: usize) -> Option<&'static str> {
     DropReason::ALL.get(i).map(|r| r.as_str())
 }
 
+/// Sets its flags when dropped (normal return, early return or unwinding).
+struct StopOnDrop([Arc<std::sync::atomic::AtomicBool>; 2]);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        for f in &self.0 {
+            f.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Runs the router until SIGINT/SIGTERM or `spec.duration`.
 pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterError> {
     let signals = SignalFlags::install()?;
-    let eal = Eal::init(&spec.eal_args).map_err(RouterError::Eal)?;
+    let eal = Eal::init(&spec.eal_args).map_err(|error| RouterError::Eal {
+        error,
+        hint: crate::error::eal_hint(
+            &spec.eal_args,
+            &std::fs::read_to_string("/proc/meminfo").unwrap_or_default(),
+        ),
+    })?;
 
     let worker_lcores = eal.worker_lcores();
     let workers: Vec<WorkerSpec> = if spec.workers.is_empty() {
@@ -208,6 +225,10 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
 
     drop(punt_tx);
     let slow_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // If anything below panics (e.g. printing to a closed stdout), stop the workers and
+    // the slow path before `eal` is dropped: rte_eal_cleanup waits for running lcores, so
+    // without this the process would hang forever, deaf to SIGTERM.
+    let _stop_on_unwind = StopOnDrop([worker_stop.clone(), slow_stop.clone()]);
     let slow = SlowPath {
         ports: port_ifaces,
         inject: inject_tx,

@@ -215,6 +215,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &[],
     ),
     (
+        "mplsrouter_rcu_pending_snapshots",
+        "Retired forwarding tables not freed yet (waiting for workers to pass an epoch).",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
         "mplsrouter_fib_ipv4_routes",
         "IPv4 routes in the forwarding table.",
         MetricType::GAUGE,
@@ -457,6 +463,10 @@ impl RouterCollector {
         out.push(g(
             "mplsrouter_fib_ipv4_routes",
             c.fib_ipv4_routes.load(Relaxed),
+        ));
+        out.push(g(
+            "mplsrouter_rcu_pending_snapshots",
+            c.rcu_pending.load(Relaxed),
         ));
         out.push(g("mplsrouter_fib_labels", c.fib_labels.load(Relaxed)));
         out.push(g("mplsrouter_fib_next_hops", c.fib_next_hops.load(Relaxed)));

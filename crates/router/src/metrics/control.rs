@@ -55,6 +55,8 @@ pub struct ControlStats {
     pub slow_path_alloc_failures: AtomicU64,
     pub icmp_sent: [AtomicU64; 3],
     pub icmp_rate_limited: AtomicU64,
+    /// Retired table snapshots not yet freed (waiting for workers to pass an epoch).
+    pub rcu_pending: AtomicU64,
 }
 
 impl Default for ControlStats {
@@ -93,6 +95,7 @@ impl ControlStats {
             slow_path_alloc_failures: AtomicU64::new(0),
             icmp_sent: [const { AtomicU64::new(0) }; 3],
             icmp_rate_limited: AtomicU64::new(0),
+            rcu_pending: AtomicU64::new(0),
         }
     }
 

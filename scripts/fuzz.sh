@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target (fuzz/: wire, pipeline, config) for a bounded time each,
+# starting from the seed corpus in fuzz/seeds/<target> (new inputs go to
+# fuzz/corpus/<target>, not committed). Installs cargo-fuzz when missing. Only the stable
+# toolchain is needed: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags; AddressSanitizer
+# is used when it links (SANITIZER=none to skip it). Prints executions per target; fails
+# on the first crash (the reproducer is under fuzz/artifacts/<target>/).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET (60)] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export RUSTC_BOOTSTRAP=1
+
+SECS=${1:-60}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(wire pipeline config)
+SANITIZER=${SANITIZER:-address}
+JOBS=${FUZZ_JOBS:-1}
+
+command -v cargo-fuzz > /dev/null || cargo install --locked cargo-fuzz
+cd fuzz
+for t in "${TARGETS[@]}"; do
+  mkdir -p "corpus/$t" "artifacts/$t"
+  cargo fuzz build -s "$SANITIZER" -O "$t"
+  log=$(mktemp)
+  # -rss_limit_mb bounds memory per input; -max_len bounds input size (config: 64 KiB).
+  max_len=4096
+  [ "$t" = config ] && max_len=65536
+  set +e
+  cargo fuzz run -s "$SANITIZER" -O "$t" "corpus/$t" "seeds/$t" -- \
+    -max_total_time="$SECS" -rss_limit_mb=2048 -max_len="$max_len" -timeout=10 \
+    -jobs="$JOBS" -workers="$JOBS" -print_final_stats=1 2>&1 | tee "$log" | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
+  rc=${PIPESTATUS[0]}
+  set -e
+  execs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{ s += $2 } END { print s + 0 }')
+  rm -f fuzz-*.log
+  echo "fuzz: $t: $execs executions in ${SECS} s, exit $rc"
+  rm -f "$log"
+  [ "$rc" = 0 ] || { echo "fuzz: $t crashed; reproducer in fuzz/artifacts/$t/" >&2; exit 1; }
+done
