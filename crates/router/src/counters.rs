@@ -43,6 +43,9 @@ pub struct WorkerCounters {
     pub burst_sizes: [AtomicU64; BURST_BUCKETS.len()],
     /// TSC cycles spent on non-empty polls / on empty polls.
     pub busy_cycles: AtomicU64,
+    /// TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), a
+    /// part of `busy_cycles`.
+    pub forwarding_cycles: AtomicU64,
     pub idle_cycles: AtomicU64,
 }
 
@@ -67,6 +70,7 @@ impl WorkerCounters {
             bursts: AtomicU64::new(0),
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
             busy_cycles: AtomicU64::new(0),
+            forwarding_cycles: AtomicU64::new(0),
             idle_cycles: AtomicU64::new(0),
         }
     }
@@ -84,6 +88,7 @@ impl WorkerCounters {
             bursts: self.bursts.load(Relaxed),
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
             busy_cycles: self.busy_cycles.load(Relaxed),
+            forwarding_cycles: self.forwarding_cycles.load(Relaxed),
             idle_cycles: self.idle_cycles.load(Relaxed),
         }
     }
@@ -102,6 +107,7 @@ pub struct WorkerTotals {
     pub bursts: u64,
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
     pub busy_cycles: u64,
+    pub forwarding_cycles: u64,
     pub idle_cycles: u64,
 }
 
@@ -122,6 +128,7 @@ impl WorkerTotals {
             *a += b;
         }
         self.busy_cycles += o.busy_cycles;
+        self.forwarding_cycles += o.forwarding_cycles;
         self.idle_cycles += o.idle_cycles;
     }
 

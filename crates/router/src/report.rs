@@ -124,7 +124,7 @@ impl Reporter {
             0.0
         };
         println!(
-            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} generated {} busy cycles/pkt {:.1}",
+            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} generated {} busy cycles/pkt {:.1} forwarding cycles/pkt {:.1}",
             w.rx_packets,
             w.tx_packets - w.injected,
             w.tx_refused,
@@ -133,7 +133,12 @@ impl Reporter {
             w.slow_path,
             w.punt_overflow,
             w.injected,
-            cpp
+            cpp,
+            if w.rx_packets > 0 {
+                w.forwarding_cycles as f64 / w.rx_packets as f64
+            } else {
+                0.0
+            }
         );
         println!("mbufs not returned to the pool: {leaked}");
     }

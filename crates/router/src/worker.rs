@@ -92,8 +92,10 @@ impl<F: Forwarder> Worker<F> {
                 bump(&c.rx_packets, n as u64);
                 bump(&c.bursts, 1);
                 bump(&c.burst_sizes[burst_bucket(n)], 1);
+                let t0 = dpdk::rdtsc();
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut actions[..n]);
+                bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
                 let (mut slow, mut overflow) = (0u64, 0u64);
                 for (m, a) in rx.drain().zip(actions.iter()) {
                     match *a {

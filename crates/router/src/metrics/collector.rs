@@ -179,6 +179,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &["worker"],
     ),
     (
+        "mplsrouter_worker_forwarding_cycles_total",
+        "TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite).",
+        MetricType::COUNTER,
+        &["worker"],
+    ),
+    (
         "mplsrouter_worker_idle_cycles_total",
         "TSC cycles spent on empty polls.",
         MetricType::COUNTER,
@@ -392,7 +398,7 @@ impl RouterCollector {
             .map(|w| (w.lcore.to_string(), w.snapshot()))
             .collect();
         type Get = fn(&WorkerTotals) -> u64;
-        let per_worker: [(&str, Get); 7] = [
+        let per_worker: [(&str, Get); 8] = [
             ("mplsrouter_worker_rx_packets_total", |w| w.rx_packets),
             ("mplsrouter_worker_forwarded_packets_total", |w| {
                 w.tx_packets
@@ -403,6 +409,9 @@ impl RouterCollector {
             ("mplsrouter_worker_injected_packets_total", |w| w.injected),
             ("mplsrouter_worker_slow_path_packets_total", |w| w.slow_path),
             ("mplsrouter_worker_busy_cycles_total", |w| w.busy_cycles),
+            ("mplsrouter_worker_forwarding_cycles_total", |w| {
+                w.forwarding_cycles
+            }),
             ("mplsrouter_worker_idle_cycles_total", |w| w.idle_cycles),
         ];
         for (name, get) in per_worker {
