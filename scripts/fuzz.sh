@@ -34,7 +34,10 @@ for t in "${TARGETS[@]}"; do
     -jobs="$JOBS" -workers="$JOBS" -print_final_stats=1 2>&1 | tee "$log" | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
   rc=${PIPESTATUS[0]}
   set -e
-  execs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{ s += $2 } END { print s + 0 }')
+  # With -jobs the workers' own logs hold the stats (the main log repeats them).
+  stats_from=("$log")
+  compgen -G 'fuzz-*.log' > /dev/null && stats_from=(fuzz-*.log)
+  execs=$(grep -h 'stat::number_of_executed_units' "${stats_from[@]}" 2>/dev/null | awk '{ s += $2 } END { print s + 0 }')
   rm -f fuzz-*.log
   echo "fuzz: $t: $execs executions in ${SECS} s, exit $rc"
   rm -f "$log"
