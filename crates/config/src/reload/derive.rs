@@ -11,10 +11,10 @@
 //! compile (`None`), and removing a user `/32` over a static neighbor restores the
 //! neighbor's own `/32`.
 
-use net::fib::{Fib, FibDelta, Ipv4Route, LabelEntry, NextHop, RouteTarget, TtlMode};
+use net::fib::{Fib, FibDelta, Ipv4Route, NextHop, RouteTarget, TtlMode};
 
-use crate::routes::compile::{adjacency, neighbor_macs};
-use crate::routes::{CompileError, LabelSpec, NhSpec, RouteSet, TargetSpec};
+use crate::routes::compile::{adjacency, label_entry_of, neighbor_macs, route_of};
+use crate::routes::{CompileError, LabelSpec, NhSpec, RouteSet};
 use crate::startup::PortIface;
 use crate::types::{Cidr, FastMap};
 
@@ -119,16 +119,7 @@ pub(crate) fn derive(
         let route = match routes.get(&id) {
             Some(r) => *r,
             None => {
-                let spec = &set.specs[id as usize];
-                let target = match &spec.target {
-                    TargetSpec::Local => RouteTarget::Local,
-                    TargetSpec::Blackhole => RouteTarget::Blackhole,
-                    TargetSpec::NextHops(nhs) => RouteTarget::NextHop(c.next_hop(nhs)?),
-                };
-                let r = Ipv4Route {
-                    target,
-                    ttl_mode: spec.ttl,
-                };
+                let r = route_of(&set.specs[id as usize], |nhs| c.next_hop(nhs))?;
                 routes.insert(id, r);
                 r
             }
@@ -139,19 +130,8 @@ pub(crate) fn derive(
         c.d.remove_label(*l);
     }
     for (label, spec) in &changes.labels_set {
-        let next_hop = if spec.nexthops.is_empty() {
-            None
-        } else {
-            Some(c.next_hop(&spec.nexthops)?)
-        };
-        c.d.replace_label(
-            *label,
-            LabelEntry {
-                op: spec.op,
-                next_hop,
-                ttl_mode: spec.ttl,
-            },
-        )?;
+        let entry = label_entry_of(spec, |nhs| c.next_hop(nhs))?;
+        c.d.replace_label(*label, entry)?;
     }
     Ok(Some(c.d.build(generation)))
 }

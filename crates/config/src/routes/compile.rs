@@ -13,7 +13,7 @@ use net::fib::{
     TtlMode,
 };
 
-use super::{NhSpec, RouteSet, TargetSpec, UNKNOWN_PORT};
+use super::{LabelSpec, NhSpec, RouteSet, RouteSpec, TargetSpec, UNKNOWN_PORT};
 use crate::startup::PortIface;
 use crate::types::{Cidr, FastMap as HashMap, FastSet as HashSet};
 
@@ -158,16 +158,7 @@ pub fn compile(set: &RouteSet, ports: &[PortIface], generation: u64) -> Result<F
         let route = match routes[id as usize] {
             Some(r) => r,
             None => {
-                let spec = &set.specs[id as usize];
-                let target = match &spec.target {
-                    TargetSpec::Local => RouteTarget::Local,
-                    TargetSpec::Blackhole => RouteTarget::Blackhole,
-                    TargetSpec::NextHops(nhs) => RouteTarget::NextHop(c.next_hop(nhs)?),
-                };
-                let r = Ipv4Route {
-                    target,
-                    ttl_mode: spec.ttl,
-                };
+                let r = route_of(&set.specs[id as usize], |nhs| c.next_hop(nhs))?;
                 routes[id as usize] = Some(r);
                 r
             }
@@ -175,19 +166,42 @@ pub fn compile(set: &RouteSet, ports: &[PortIface], generation: u64) -> Result<F
         c.b.add_ipv4_route(prefix.addr, prefix.len, route)?;
     }
     for (label, spec) in &set.labels {
-        let next_hop = if spec.nexthops.is_empty() {
-            None
-        } else {
-            Some(c.next_hop(&spec.nexthops)?)
-        };
-        c.b.add_label(
-            *label,
-            LabelEntry {
-                op: spec.op,
-                next_hop,
-                ttl_mode: spec.ttl,
-            },
-        )?;
+        let entry = label_entry_of(spec, |nhs| c.next_hop(nhs))?;
+        c.b.add_label(*label, entry)?;
     }
     Ok(c.b.build(generation))
+}
+
+/// The table route for a validated route spec; `next_hop` turns next-hop specs into an
+/// adjacency or ECMP group of the table being built (from scratch or derived).
+pub(crate) fn route_of(
+    spec: &RouteSpec,
+    mut next_hop: impl FnMut(&[NhSpec]) -> Result<NextHop, CompileError>,
+) -> Result<Ipv4Route, CompileError> {
+    let target = match &spec.target {
+        TargetSpec::Local => RouteTarget::Local,
+        TargetSpec::Blackhole => RouteTarget::Blackhole,
+        TargetSpec::NextHops(nhs) => RouteTarget::NextHop(next_hop(nhs)?),
+    };
+    Ok(Ipv4Route {
+        target,
+        ttl_mode: spec.ttl,
+    })
+}
+
+/// The table entry for a validated label spec (see [`route_of`] for `next_hop`).
+pub(crate) fn label_entry_of(
+    spec: &LabelSpec,
+    mut next_hop: impl FnMut(&[NhSpec]) -> Result<NextHop, CompileError>,
+) -> Result<LabelEntry, CompileError> {
+    let next_hop = if spec.nexthops.is_empty() {
+        None
+    } else {
+        Some(next_hop(&spec.nexthops)?)
+    };
+    Ok(LabelEntry {
+        op: spec.op,
+        next_hop,
+        ttl_mode: spec.ttl,
+    })
 }
