@@ -63,17 +63,6 @@ impl Mbuf {
         // SAFETY: valid owned mbuf; DPDK checks the tailroom.
         !unsafe { dpdk_sys::shim_rte_pktmbuf_append(self.raw.as_ptr(), n as u16) }.is_null()
     }
-
-    /// Whether the packet is in one segment (the pipeline requires it).
-    pub fn is_contiguous(&self) -> bool {
-        self.m().nb_segs == 1
-    }
-
-    /// Reference count (1 for an mbuf only we hold).
-    pub fn refcnt(&self) -> u16 {
-        // SAFETY: valid owned mbuf.
-        unsafe { dpdk_sys::shim_rte_mbuf_refcnt_read(self.raw.as_ptr()) }
-    }
 }
 
 impl PacketBuf for Mbuf {

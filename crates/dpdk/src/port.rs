@@ -3,7 +3,7 @@
 use std::ffi::CStr;
 
 use crate::error::{check, DpdkError, Result};
-use crate::mbuf::{Burst, Mbuf};
+use crate::mbuf::Burst;
 use crate::mempool::Mempool;
 
 /// How to set a port up.
@@ -264,12 +264,6 @@ impl Port {
             .collect())
     }
 
-    /// Resets the basic counters.
-    pub fn reset_stats(&self) {
-        // SAFETY: plain call on a valid port.
-        unsafe { dpdk_sys::rte_eth_stats_reset(self.id) };
-    }
-
     /// Receives up to the free space of `burst` from RX queue `queue`; returns how many.
     ///
     /// Only one thread may poll a given (port, queue) at a time: the runtime assigns each
@@ -277,19 +271,6 @@ impl Port {
     #[inline]
     pub fn rx_burst(&self, queue: u16, burst: &mut Burst) -> usize {
         rx_burst(self.id, queue, burst)
-    }
-
-    /// Transmits one mbuf at once (slow path / tests). Returns it back if refused.
-    pub fn tx_one(&self, queue: u16, m: Mbuf) -> std::result::Result<(), Mbuf> {
-        let mut p = m.into_raw();
-        // SAFETY: one valid owned mbuf; on success the PMD owns it.
-        let n = unsafe { dpdk_sys::shim_rte_eth_tx_burst(self.id, queue, &mut p, 1) };
-        if n == 1 {
-            Ok(())
-        } else {
-            // SAFETY: refused, so it is still ours.
-            Err(unsafe { Mbuf::from_raw(std::ptr::NonNull::new_unchecked(p)) })
-        }
     }
 }
 

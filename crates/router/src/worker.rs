@@ -84,7 +84,7 @@ impl<F: Forwarder> Worker<F> {
             self.forwarder.begin_iteration();
             let mut got_any = false;
             for &(port, dev, queue) in &self.rx {
-                let n = receive(dev, queue, &mut rx, burst_size);
+                let n = dpdk::rx_burst_max(dev, queue, &mut rx, burst_size);
                 if n == 0 {
                     continue;
                 }
@@ -172,17 +172,6 @@ impl<F: Forwarder> Worker<F> {
         flush_all(&mut self.tx, &c);
         self.forwarder.go_offline();
         self.counters
-    }
-}
-
-#[inline]
-fn receive(port: u16, queue: u16, rx: &mut Burst, burst_size: usize) -> usize {
-    // rx is empty here; rx_burst fills up to its free space, so cap via a partial burst
-    // only when a smaller burst size is configured.
-    if burst_size >= BURST_MAX {
-        dpdk::rx_burst(port, queue, rx)
-    } else {
-        dpdk::rx_burst_max(port, queue, rx, burst_size)
     }
 }
 
