@@ -2,8 +2,9 @@
 //! of two labels, plain IPv4 forwarding. Criterion reports time per burst and packets/s;
 //! afterwards a TSC loop prints cycles per packet (x86_64 only).
 //!
-//! Run: `cargo bench -p net --bench pipeline`. Note: while `fib::Lpm4` is the placeholder
-//! (a hash map per prefix length), the IPv4 cases measure mostly that placeholder.
+//! Run: `cargo bench -p net --bench pipeline`; `cargo bench -p net --bench pipeline -- nomatch`
+//! skips criterion and prints the TSC figures alone (`PIPELINE_CASE=mpls_swap` and
+//! `PIPELINE_ROUNDS=N` run one case longer, e.g. under `perf record`).
 
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
 use net::fib::{
@@ -131,18 +132,27 @@ fn bench(c: &mut Criterion) {
 }
 
 /// Cycles per packet from the TSC, robust to a busy machine: each burst is timed on its
-/// own (fresh copy, headers warm from the copy) and the minimum and median are reported;
+/// own (reset from the original, headers warm from the copy) and the minimum and median are reported;
 /// the minimum is the figure to compare between runs.
 #[cfg(target_arch = "x86_64")]
 fn tsc_report() {
     let fib = fib();
     let pipeline = Pipeline::default();
-    const ROUNDS: usize = 3000;
+    // PIPELINE_ROUNDS / PIPELINE_CASE: longer runs of one case, for a profiler.
+    let rounds: usize = std::env::var("PIPELINE_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let only = std::env::var("PIPELINE_CASE").ok();
     for (name, pkts) in cases() {
-        let mut samples = Vec::with_capacity(ROUNDS);
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let mut samples = Vec::with_capacity(rounds);
         let mut v = [Verdict::Forward { port: 0 }; BURST];
-        for _ in 0..ROUNDS {
-            let mut b = pkts.clone();
+        let mut b = pkts.clone();
+        for _ in 0..rounds {
+            b.clone_from(&pkts);
             // SAFETY: rdtsc has no preconditions on x86_64.
             let c0 = unsafe { core::arch::x86_64::_rdtsc() };
             pipeline.process_burst(&fib, 0, black_box(&mut b), &mut v);
@@ -156,7 +166,7 @@ fn tsc_report() {
         println!(
             "tsc {name:>14}: min {:6.1}  median {:6.1} TSC cycles/packet",
             per(samples[0]),
-            per(samples[ROUNDS / 2])
+            per(samples[rounds / 2])
         );
     }
 }

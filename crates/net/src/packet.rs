@@ -35,7 +35,7 @@ pub trait PacketBuf {
 pub const DEFAULT_HEADROOM: usize = 128;
 
 /// A `Vec`-backed [`PacketBuf`] for tests, benchmarks and the slow path.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct VecBuf {
     buf: Vec<u8>,
     start: usize,
@@ -60,6 +60,21 @@ impl VecBuf {
     /// The packet bytes as an owned vector.
     pub fn to_vec(&self) -> Vec<u8> {
         self.data().to_vec()
+    }
+}
+
+impl Clone for VecBuf {
+    fn clone(&self) -> Self {
+        VecBuf {
+            buf: self.buf.clone(),
+            start: self.start,
+        }
+    }
+
+    /// Reuses the allocation (benchmarks reset bursts without touching the allocator).
+    fn clone_from(&mut self, source: &Self) {
+        self.buf.clone_from(&source.buf);
+        self.start = source.start;
     }
 }
 

@@ -303,12 +303,25 @@ fn disposition_checks_the_ipv4_header() {
 }
 
 #[test]
-fn padding_below_the_stack_is_trimmed() {
+fn a_swap_keeps_every_byte_below_the_stack() {
+    // An LSR does not parse the payload: padding or trailers travel with the packet.
     let mut f = mpls(&[(100, 0, 64)], &Ip4::new(SRC, DST).len(0).bytes());
-    let len = f.len();
     f.extend_from_slice(&[0; 14]);
-    let (_, out) = run1(&fib(), f);
+    let len = f.len();
+    let (v, out) = run1(&fib(), f);
+    assert_eq!(v, Verdict::Forward { port: 1 });
     assert_eq!(out.len(), len);
+}
+
+#[test]
+fn php_towards_ipv4_trims_the_padding() {
+    // The exposed IPv4 datagram is forwarded as IPv4: cut to its total length.
+    let ip = Ip4::new(SRC, DST).len(0).bytes();
+    let mut f = mpls(&[(110, 0, 64)], &ip);
+    f.extend_from_slice(&[0; 14]);
+    let (v, out) = run1(&fib(), f);
+    assert_eq!(v, Verdict::Forward { port: 1 });
+    assert_eq!(out.len(), 14 + ip.len());
 }
 
 #[test]

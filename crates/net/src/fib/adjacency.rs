@@ -10,9 +10,9 @@ const ETH_LEN: usize = 14;
 ///
 /// The rewrite is precomputed as a header template: destination MAC, source MAC,
 /// ethertype (0x8847 when labels are pushed, else 0x0800), then the pushed label stack
-/// (outermost first) with TC = 0, TTL = 0 and the S bit clear on every label; the
-/// pipeline copies the template in one go, then fills in TC, TTL and the S bit of the
-/// bottom pushed label (which depends on whether labels remain below it).
+/// (outermost first) with TC = 0, TTL = 0 and the S bit clear on every label. The
+/// pipeline copies the Ethernet part as is and writes each pushed label as one word with
+/// its TC, TTL and S bit (which depends on whether labels remain below it).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Adjacency {
     /// Egress port id.
@@ -100,6 +100,14 @@ impl Adjacency {
     #[inline]
     pub fn header_template(&self) -> &[u8] {
         &self.template[..ETH_LEN + self.push_bytes()]
+    }
+
+    /// The Ethernet part of the template (a fixed size, so copying it is a few moves).
+    #[inline]
+    pub fn ethernet_template(&self) -> &[u8; ETH_LEN] {
+        self.template[..ETH_LEN]
+            .try_into()
+            .expect("the template starts with an Ethernet header")
     }
 
     /// Whether packets can be sent (the neighbor's MAC is known).

@@ -6,22 +6,23 @@ use crate::wire::ethernet::{
     ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
 };
 
+/// Fills `w` (which holds [`Work::EMPTY`]) in place: building a `Work` here and copying it
+/// out made the copy's wide loads wait on the narrow field stores (a store-forwarding
+/// stall that cost a fifth of the stage).
 #[inline]
-pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool) -> Work {
-    let mut w = Work::EMPTY;
+pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool, w: &mut Work) {
     w.end = data.len();
     if data.len() < HEADER_LEN {
-        return w; // Done(Drop(Truncated))
+        return; // Done(Drop(Truncated))
     }
     let mut et = be16(data, 12);
     w.l3 = HEADER_LEN;
     if et == ETHERTYPE_VLAN {
         if !cfg.accept_vlan {
-            w.done(Verdict::Drop(DropReason::VlanTagged));
-            return w;
+            return w.done(Verdict::Drop(DropReason::VlanTagged));
         }
         if data.len() < HEADER_LEN + VLAN_TAG_LEN {
-            return w;
+            return;
         }
         et = be16(data, 16);
         w.l3 = HEADER_LEN + VLAN_TAG_LEN;
@@ -29,10 +30,9 @@ pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool) -> Wo
     w.stack_end = w.l3;
     w.keep = w.l3;
     match et {
-        ETHERTYPE_IPV4 => ipv4::input(cfg, data, &mut w, originate),
+        ETHERTYPE_IPV4 => ipv4::input(cfg, data, w, originate),
         ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
         ETHERTYPE_ARP if !originate => w.done(Verdict::SlowPath(PuntReason::Arp)),
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
-    w
 }

@@ -188,7 +188,7 @@ impl Pipeline {
         }
         let mut work = [Work::EMPTY; CHUNK];
         for (w, p) in work.iter_mut().zip(pkts.iter()) {
-            *w = classify::classify(&self.config, p.data(), originate);
+            classify::classify(&self.config, p.data(), originate, w);
         }
         for (w, p) in work[..n].iter_mut().zip(pkts.iter()) {
             if w.next == Next::Mpls {

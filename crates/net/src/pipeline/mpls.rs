@@ -17,15 +17,9 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
         Err(_) => return w.done(Verdict::Drop(DropReason::Truncated)),
     };
     w.stack_end = w.l3 + stack.len();
-    // An IPv4 payload (probed, not required) bounds the frame and feeds hash and DF. The
-    // checksum must verify too: an LSR must not trim a non-IP payload that merely starts
-    // with a 4 nibble.
-    if let Ok(ip) = Ipv4Packet::new_checked(&data[w.stack_end..]) {
-        if ip.verify_checksum() {
-            w.ip = Some(w.stack_end);
-            w.end = w.stack_end + ip.total_len() as usize;
-        }
-    }
+    // The payload is not looked at here: a label-switched packet is forwarded with all the
+    // bytes after its stack, as any LSR does. Only the decisions that need the payload
+    // probe it (PHP towards IPv4 below, the ECMP hash and DF in `rewrite`).
     let expired = Verdict::SlowPath(PuntReason::TtlExpired { in_port });
     let mut in_ttl = stack.get(0).map_or(0, |e| e.ttl());
     let mut i = 0;
@@ -91,9 +85,13 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                         if op == LabelOp::Pop {
                             // Penultimate hop: the exposed header's TTL per the mode.
                             let exposed = if e.bos() {
-                                match w.ip {
-                                    Some(ip) if ip == w.keep => data[ip + 8],
-                                    _ => return w.done(not_ipv4(cfg, data, w.keep)),
+                                match exposed_ipv4(data, w.keep) {
+                                    Some(len) => {
+                                        w.ip = Some(w.keep);
+                                        w.end = w.keep + len;
+                                        data[w.keep + 8]
+                                    }
+                                    None => return w.done(not_ipv4(cfg, data, w.keep)),
                                 }
                             } else {
                                 stack.get(i + 1).map_or(0, |n| n.ttl())
@@ -119,6 +117,14 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
     }
     // A checked stack ends with a bottom-of-stack entry, handled above.
     w.done(Verdict::Drop(DropReason::Truncated))
+}
+
+/// Total length of the IPv4 datagram at `off` when its header is sound and its checksum
+/// verifies (an IPv4 header exposed by a pop is forwarded as IPv4 and trimmed to it, so a
+/// payload that merely starts with a 4 nibble must not pass).
+fn exposed_ipv4(data: &[u8], off: usize) -> Option<usize> {
+    let ip = Ipv4Packet::new_checked(data.get(off..)?).ok()?;
+    ip.verify_checksum().then_some(ip.total_len() as usize)
 }
 
 /// Why the payload exposed at `off` cannot be forwarded as IPv4.

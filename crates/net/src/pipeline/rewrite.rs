@@ -6,6 +6,7 @@ use super::{hash, DropReason, Fix, PuntReason, Verdict, Work};
 use crate::fib::{Fib, NextHop, TtlMode, DEFAULT_PIPE_TTL};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{ETHERTYPE_MPLS, HEADER_LEN};
+use crate::wire::ipv4::Ipv4Packet;
 use crate::wire::{be16, checksum, put16};
 
 #[inline]
@@ -19,9 +20,12 @@ pub(crate) fn forward<P: PacketBuf>(
     let data = pkt.data();
     let flow = match nh {
         NextHop::Adjacency(_) => 0,
-        NextHop::Ecmp(_) => {
-            hash::flow_hash(&data[w.l3..w.stack_end], w.ip.map(|ip| &data[ip..w.end]))
-        }
+        // A label-switched payload is hashed as IPv4 when it parses as IPv4 (no checksum
+        // check: a damaged header only moves its own flow).
+        NextHop::Ecmp(_) => hash::flow_hash(
+            &data[w.l3..w.stack_end],
+            Some(&data[w.ip.unwrap_or(w.stack_end)..w.end]),
+        ),
     };
     let adj_id = fib.resolve(nh, flow);
     let adj = fib.adjacency(adj_id);
@@ -31,7 +35,7 @@ pub(crate) fn forward<P: PacketBuf>(
     let kept_labels = w.stack_end.saturating_sub(w.keep);
     let l3_len = adj.push_bytes() + (w.end - w.keep);
     if l3_len > adj.mtu as usize {
-        return match w.ip {
+        return match payload_ipv4(data, w) {
             Some(ip) if data[ip + 6] & 0x40 != 0 => {
                 let labels = (adj.push_bytes() + kept_labels).min(u16::MAX as usize) as u16;
                 Verdict::SlowPath(PuntReason::FragNeeded {
@@ -42,35 +46,49 @@ pub(crate) fn forward<P: PacketBuf>(
             _ => Verdict::Drop(DropReason::MtuExceeded),
         };
     }
-    let template = adj.header_template();
-    let tl = template.len();
+    let tl = HEADER_LEN + adj.push_bytes();
     if tl > w.keep && pkt.headroom() < tl - w.keep {
         return Verdict::Drop(DropReason::NoHeadroom);
     }
     let pad = pkt.len() - w.end;
-    // Both cannot fail: bounds were checked above.
-    let _ = pkt.trim(pad);
-    let _ = if tl > w.keep {
-        pkt.prepend(tl - w.keep)
-    } else {
-        pkt.adj(w.keep - tl)
-    };
+    // None of these can fail: bounds were checked above. A swap keeps the frame's extent.
+    if pad > 0 {
+        let _ = pkt.trim(pad);
+    }
+    if tl > w.keep {
+        let _ = pkt.prepend(tl - w.keep);
+    } else if tl < w.keep {
+        let _ = pkt.adj(w.keep - tl);
+    }
     let d = pkt.data_mut();
-    d[..tl].copy_from_slice(template);
-    let pushed = adj.labels().len();
-    if pushed == 0 && kept_labels > 0 {
-        put16(d, 12, ETHERTYPE_MPLS);
+    let (hdr, _) = d.split_at_mut(tl);
+    let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
+    eth.copy_from_slice(adj.ethernet_template());
+    let labels = adj.labels();
+    if labels.is_empty() && kept_labels > 0 {
+        put16(eth, 12, ETHERTYPE_MPLS);
     }
     let outer = match w.mode {
         TtlMode::Uniform => w.out_ttl,
         TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
         TtlMode::Pipe(t) => t,
     };
-    for k in 0..pushed {
-        let at = HEADER_LEN + 4 * k;
-        let bottom = k + 1 == pushed;
-        d[at + 2] |= (w.tc & 7) << 1 | (bottom && w.bos) as u8;
-        d[at + 3] = if bottom && w.swap { w.out_ttl } else { outer };
+    // Pushed labels are written as whole words: label, TC, S (bottom, when nothing is kept
+    // below) and TTL (the swapped label's own on the bottom of a swap). One label (a swap,
+    // or one push) is the common case and gets straight-line code.
+    let tc = (w.tc as u32 & 7) << 9;
+    let bottom_ttl = if w.swap { w.out_ttl } else { outer };
+    let bottom = |label: u32| label << 12 | tc | (w.bos as u32) << 8 | bottom_ttl as u32;
+    match labels {
+        [] => {}
+        [label] => lses[..4].copy_from_slice(&bottom(*label).to_be_bytes()),
+        [upper @ .., label] => {
+            for (lse, &l) in lses.chunks_exact_mut(4).zip(upper) {
+                lse.copy_from_slice(&(l << 12 | tc | outer as u32).to_be_bytes());
+            }
+            let at = 4 * upper.len();
+            lses[at..at + 4].copy_from_slice(&bottom(*label).to_be_bytes());
+        }
     }
     match w.fix {
         Fix::None => {}
@@ -86,4 +104,15 @@ pub(crate) fn forward<P: PacketBuf>(
         }
     }
     Verdict::Forward { port: adj.port }
+}
+
+/// Where the IPv4 header of a packet too big for its link is, if it has a sound one (the
+/// DF bit decides between ICMP and a silent drop). Label-switched packets are probed here,
+/// off the fast path.
+fn payload_ipv4(data: &[u8], w: &Work) -> Option<usize> {
+    if w.ip.is_some() {
+        return w.ip;
+    }
+    let ip = Ipv4Packet::new_checked(data.get(w.stack_end..)?).ok()?;
+    ip.verify_checksum().then_some(w.stack_end)
 }

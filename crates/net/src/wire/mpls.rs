@@ -103,20 +103,21 @@ pub struct LabelStack<'a> {
 impl<'a> LabelStack<'a> {
     /// Walks `buf` (starting at the top entry) to the bottom of stack.
     pub fn new_checked(buf: &'a [u8], max_depth: usize) -> Result<Self> {
-        let mut depth = 0;
-        loop {
-            if depth == max_depth {
-                return Err(WireError::TooDeep(max_depth));
+        // Only the S bit of each entry is read here: this runs for every labelled packet.
+        let mut end = 0;
+        for _ in 0..max_depth {
+            if buf.len() < end + ENTRY_LEN {
+                return Err(WireError::Truncated);
             }
-            let e = LabelStackEntry::read(buf.get(depth * ENTRY_LEN..).unwrap_or(&[]))?;
-            depth += 1;
-            if e.bos() {
+            end += ENTRY_LEN;
+            if buf[end - 2] & 1 != 0 {
                 return Ok(LabelStack {
-                    bytes: &buf[..depth * ENTRY_LEN],
-                    depth,
+                    bytes: &buf[..end],
+                    depth: end / ENTRY_LEN,
                 });
             }
         }
+        Err(WireError::TooDeep(max_depth))
     }
 
     /// Number of entries.
@@ -136,7 +137,10 @@ impl<'a> LabelStack<'a> {
 
     /// The `i`-th entry from the top.
     pub fn get(&self, i: usize) -> Option<LabelStackEntry> {
-        (i < self.depth).then(|| LabelStackEntry::read(&self.bytes[i * ENTRY_LEN..]).unwrap())
+        let w = self.bytes.get(i * ENTRY_LEN..(i + 1) * ENTRY_LEN)?;
+        Some(LabelStackEntry(u32::from_be_bytes([
+            w[0], w[1], w[2], w[3],
+        ])))
     }
 
     /// Entries from the top down.

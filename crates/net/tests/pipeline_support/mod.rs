@@ -130,7 +130,7 @@ pub struct Decoded {
 }
 
 /// Decodes a frame; asserts IPv4 header and UDP checksums and total length when the
-/// payload is IPv4.
+/// payload is IPv4 (exact for plain IPv4, at most the rest of the frame below labels).
 pub fn decode(frame: &[u8]) -> Decoded {
     let (eh, rest) = etherparse::Ethernet2Header::from_slice(frame).expect("ethernet");
     let mut labels = Vec::new();
@@ -151,11 +151,19 @@ pub fn decode(frame: &[u8]) -> Decoded {
     let ip = if is_ip && rest.first().is_some_and(|b| b >> 4 == 4) {
         let (h, ip_payload) = Ipv4Header::from_slice(rest).expect("ipv4 header");
         assert_eq!(h.header_checksum, h.calc_header_checksum(), "IPv4 checksum");
-        assert_eq!(
-            h.total_len as usize,
-            rest.len(),
-            "IPv4 total length must match the frame (padding trimmed)"
-        );
+        if labels.is_empty() {
+            assert_eq!(
+                h.total_len as usize,
+                rest.len(),
+                "IPv4 total length must match the frame (padding trimmed)"
+            );
+        } else {
+            // Label-switched: bytes after the datagram travel on untouched.
+            assert!(
+                h.total_len as usize <= rest.len(),
+                "IPv4 total length beyond the frame"
+            );
+        }
         if h.protocol == IpNumber::UDP && !h.more_fragments && h.fragment_offset.value() == 0 {
             let (u, data) = UdpHeader::from_slice(ip_payload).expect("udp");
             if u.checksum != 0 {
