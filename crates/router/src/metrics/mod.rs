@@ -11,4 +11,4 @@ mod server;
 
 pub use collector::{BuildInfo, RouterCollector};
 pub use control::{ControlStats, IcmpKind};
-pub use server::{render, MetricsError, MetricsServer};
+pub use server::{render, Limits, MetricsError, MetricsServer};
