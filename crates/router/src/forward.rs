@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use dpdk::Mbuf;
 use net::fib::Fib;
-use net::pipeline::{Pipeline, Verdict, CHUNK};
+use net::pipeline::{Pipeline, Verdict};
 use net::rcu::{OfflineReader, Rcu, Reader};
 
-use crate::worker::{Action, Forwarder};
+use crate::worker::Forwarder;
 
 enum ReaderState {
     Online(Reader<Fib>),
@@ -24,7 +24,6 @@ enum ReaderState {
 pub struct PipelineForwarder {
     pipeline: Pipeline,
     reader: ReaderState,
-    verdicts: [Verdict; CHUNK],
 }
 
 impl PipelineForwarder {
@@ -37,7 +36,6 @@ impl PipelineForwarder {
         Ok(PipelineForwarder {
             pipeline,
             reader: ReaderState::Online(reader),
-            verdicts: [Verdict::Forward { port: 0 }; CHUNK],
         })
     }
 
@@ -56,16 +54,6 @@ impl PipelineForwarder {
     }
 }
 
-/// Maps a pipeline verdict to what the worker does with the mbuf.
-#[inline]
-pub fn action_of(v: Verdict) -> Action {
-    match v {
-        Verdict::Forward { port } => Action::Tx(port),
-        Verdict::Drop(r) => Action::Drop(r.index() as u8),
-        Verdict::SlowPath(r) => Action::SlowPath(r),
-    }
-}
-
 impl Forwarder for PipelineForwarder {
     #[inline]
     fn begin_iteration(&mut self) {
@@ -73,23 +61,12 @@ impl Forwarder for PipelineForwarder {
     }
 
     #[inline]
-    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]) {
-        let PipelineForwarder {
-            pipeline,
-            reader,
-            verdicts,
-        } = self;
-        let ReaderState::Online(reader) = reader else {
+    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], verdicts: &mut [Verdict]) {
+        let ReaderState::Online(reader) = &mut self.reader else {
             unreachable!("begin_iteration brings the reader online before any burst");
         };
-        let fib = reader.load();
-        for (pc, ac) in pkts.chunks_mut(CHUNK).zip(actions.chunks_mut(CHUNK)) {
-            let v = &mut verdicts[..pc.len()];
-            pipeline.process_burst(fib, in_port, pc, v);
-            for (a, v) in ac.iter_mut().zip(v.iter()) {
-                *a = action_of(*v);
-            }
-        }
+        self.pipeline
+            .process_burst(reader.load(), in_port, pkts, verdicts);
     }
 
     fn go_offline(&mut self) {

@@ -25,4 +25,4 @@ pub use counters::{WorkerCounters, WorkerTotals};
 pub use error::RouterError;
 pub use runtime::{run, Routing, RunSummary};
 pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, WorkerSpec};
-pub use worker::{Action, Forwarder};
+pub use worker::Forwarder;

@@ -1,9 +1,10 @@
 //! The per-lcore poll loop: receive a burst, decide, transmit or drop, repeat.
 //!
-//! Stages per (port, queue): `rx_burst` -> [`Forwarder::decide`] over the whole burst ->
-//! each mbuf moves into this worker's [`TxBuffer`] for its egress port, or into the drop
-//! burst (freed in bulk), or to the slow path -> TX buffers are flushed once per loop
-//! iteration. Every received mbuf ends in exactly one of these places and is counted.
+//! Stages per (port, queue): `rx_burst` -> [`Forwarder::decide`] over the whole burst (one
+//! pipeline [`Verdict`] per packet) -> each mbuf moves into this worker's [`TxBuffer`] for
+//! its egress port, or into the drop burst (freed in bulk), or to the slow path -> TX
+//! buffers are flushed once per loop iteration. Every received mbuf ends in exactly one of
+//! these places and is counted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,21 +12,10 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
-use net::pipeline::PuntReason;
+use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use crate::counters::{bump, burst_bucket, WorkerCounters};
 use crate::spec::IdlePolicy;
-
-/// What happens to one packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// Transmit on this port (the packet has been rewritten).
-    Tx(u16),
-    /// Free it and count it under this drop reason index.
-    Drop(u8),
-    /// Hand it to the slow path (unmodified) for this reason.
-    SlowPath(PuntReason),
-}
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
 pub struct Injected {
@@ -45,8 +35,9 @@ pub struct Punted {
 pub trait Forwarder: Send {
     /// Called once per loop iteration, before any burst (load table snapshots here).
     fn begin_iteration(&mut self) {}
-    /// Fills `actions[i]` for `pkts[i]`, received on `in_port`.
-    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], actions: &mut [Action]);
+    /// Fills `verdicts[i]` for `pkts[i]`, received on `in_port` (forwarded packets are
+    /// rewritten in place; the others are left as received).
+    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], verdicts: &mut [Verdict]);
     /// Called when the worker is about to sleep (idle) or stop: it must hold no snapshot.
     fn go_offline(&mut self) {}
 }
@@ -74,7 +65,7 @@ impl<F: Forwarder> Worker<F> {
         let burst_size = self.burst.clamp(1, BURST_MAX);
         let mut rx = Burst::new();
         let mut drops = Burst::new();
-        let mut actions = [Action::Drop(0); BURST_MAX];
+        let mut verdicts = [Verdict::Drop(DropReason::Truncated); BURST_MAX];
         let mut empty_polls: u32 = 0;
         let mut sleep = Duration::from_micros(1);
         let c = self.counters.clone();
@@ -94,17 +85,17 @@ impl<F: Forwarder> Worker<F> {
                 bump(&c.burst_sizes[burst_bucket(n)], 1);
                 let t0 = dpdk::rdtsc();
                 self.forwarder
-                    .decide(port, rx.as_mut_slice(), &mut actions[..n]);
+                    .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);
                 bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
                 let (mut slow, mut overflow) = (0u64, 0u64);
-                for (m, a) in rx.drain().zip(actions.iter()) {
-                    match *a {
-                        Action::Tx(p) => match self.tx.get_mut(p as usize) {
+                for (m, v) in rx.drain().zip(verdicts.iter()) {
+                    match *v {
+                        Verdict::Forward { port } => match self.tx.get_mut(port as usize) {
                             Some(t) => t.push(m),
                             None => push_drop(&mut drops, m, &c, 0),
                         },
-                        Action::Drop(r) => push_drop(&mut drops, m, &c, r),
-                        Action::SlowPath(reason) => {
+                        Verdict::Drop(r) => push_drop(&mut drops, m, &c, r.index()),
+                        Verdict::SlowPath(reason) => {
                             let p = Punted {
                                 mbuf: m,
                                 reason,
@@ -176,8 +167,8 @@ impl<F: Forwarder> Worker<F> {
 }
 
 #[inline]
-fn push_drop(drops: &mut Burst, m: Mbuf, c: &WorkerCounters, reason: u8) {
-    bump(&c.drops[(reason as usize).min(c.drops.len() - 1)], 1);
+fn push_drop(drops: &mut Burst, m: Mbuf, c: &WorkerCounters, reason: usize) {
+    bump(&c.drops[reason.min(c.drops.len() - 1)], 1);
     if let Err(m) = drops.push(m) {
         drop(m);
     }
