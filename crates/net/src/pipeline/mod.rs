@@ -23,6 +23,10 @@
 //!   router itself with TTL 1 is still delivered (RFC 1812 §5.3.1).
 //! - Tagged frames are dropped (`vlan_tagged`) unless `accept_vlan`; accepted tags are
 //!   removed (the adjacency header is untagged).
+//! - A label-switched packet keeps every byte after its stack (Ethernet padding included),
+//!   as an LSR that does not parse its payload would: the payload is probed only where a
+//!   decision needs it (PHP towards IPv4, the ECMP hash, DF for a packet too big). Packets
+//!   forwarded as IPv4 are cut to their total length.
 
 mod classify;
 mod hash;
@@ -95,7 +99,8 @@ pub(crate) struct Work {
     pub stack_end: usize,
     /// A length-checked IPv4 header right after the stack.
     pub ip: Option<usize>,
-    /// End of the payload to keep (IPv4 total length: Ethernet padding is trimmed).
+    /// End of the payload to keep: the IPv4 total length for packets forwarded as IPv4
+    /// (Ethernet padding is trimmed), the frame's end for label-switched ones.
     pub end: usize,
     /// First received byte kept in the output (after the stripped / popped headers).
     pub keep: usize,
