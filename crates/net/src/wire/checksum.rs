@@ -2,13 +2,20 @@
 
 /// One's-complement sum of `data` (odd trailing byte padded with zero), folded to 16 bits,
 /// not inverted. Chain several buffers with [`combine`].
+#[inline]
 pub fn sum(data: &[u8]) -> u16 {
+    // 32-bit words: 2^16 = 1 (mod 0xffff), so a word adds the same as its two halves, and a
+    // 20-byte header is five loads.
     let mut acc: u64 = 0;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        acc += u32::from_be_bytes([w[0], w[1], w[2], w[3]]) as u64;
+    }
+    let mut pairs = words.remainder().chunks_exact(2);
+    for c in &mut pairs {
         acc += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
-    if let [last] = chunks.remainder() {
+    if let [last] = pairs.remainder() {
         acc += (*last as u64) << 8;
     }
     fold(acc)
@@ -53,6 +60,36 @@ mod tests {
         let d = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
         assert_eq!(sum(&d), 0xddf2);
         assert_eq!(compute(&d), !0xddf2);
+    }
+
+    /// The textbook definition: 16-bit words, end-around carry after every addition.
+    fn reference(data: &[u8]) -> u16 {
+        let mut acc: u32 = 0;
+        for c in data.chunks(2) {
+            let w = u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+            acc += w;
+            acc = (acc & 0xffff) + (acc >> 16);
+        }
+        acc as u16
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_sum_equals_the_16_bit_definition(data in proptest::collection::vec(0u8..=255, 0..80)) {
+            proptest::prop_assert_eq!(sum(&data), reference(&data));
+        }
+
+        #[test]
+        fn all_ones_words_fold_to_ffff(n in 1usize..40) {
+            // A nonzero multiple of 0xffff must give 0xffff, never 0.
+            proptest::prop_assert_eq!(sum(&vec![0xff; n * 2]), 0xffff);
+        }
+    }
+
+    #[test]
+    fn zero_sums_to_zero() {
+        assert_eq!(sum(&[0; 20]), 0);
+        assert_eq!(sum(&[]), 0);
     }
 
     #[test]
