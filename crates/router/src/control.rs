@@ -19,7 +19,8 @@ use net::rcu::Rcu;
 
 use crate::metrics::ControlStats;
 
-/// How often the routes file is checked for changes.
+/// How often the routes file's inode, mtime and size are checked: the fallback when
+/// inotify misses a change (see `watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 
 /// What identifies one version of a file: editors that save by rename change the inode,
@@ -50,7 +51,15 @@ pub struct ControlPlane {
     rcu: Arc<Rcu<Fib>>,
     stats: Arc<ControlStats>,
     sig: Option<FileSig>,
+    /// Set while inotify watches the file: the periodic check then waits until a new
+    /// signature holds for two checks in a row, so it does not read a file that is
+    /// still being written in place (the write's close event reloads it at once).
+    watched: bool,
+    /// The signature the periodic check last saw, while it waits for it to hold.
+    pending: Option<FileSig>,
     last_check: Instant,
+    /// When the last read of the routes file started.
+    last_read: Option<Instant>,
     missing_reported: bool,
 }
 
@@ -106,7 +115,10 @@ impl ControlPlane {
                 rcu,
                 stats,
                 sig,
+                watched: false,
+                pending: None,
                 last_check: Instant::now(),
+                last_read: None,
                 missing_reported: false,
             },
             fib,
@@ -118,7 +130,13 @@ impl ControlPlane {
         self.rcu = rcu;
     }
 
-    /// Periodic work: file watch, SIGHUP reload, reclamation. `force` reloads now.
+    /// The routes file, if there is one.
+    pub fn routes_path(&self) -> Option<&Path> {
+        self.reload.as_ref().map(|r| r.path())
+    }
+
+    /// Periodic work: the fallback file check, SIGHUP reload, reclamation. `force`
+    /// reloads now.
     pub fn poll(&mut self, force: bool) {
         self.rcu.reclaim();
         self.stats.rcu_pending.store(
@@ -128,6 +146,26 @@ impl ControlPlane {
         if self.reload.is_none() || (!force && self.last_check.elapsed() < WATCH_INTERVAL) {
             return;
         }
+        self.check_file(force);
+    }
+
+    /// Whether inotify watches the routes file (see `pending`).
+    pub fn set_watched(&mut self, watched: bool) {
+        self.watched = watched;
+    }
+
+    /// The file watcher saw the routes file written, replaced or removed (the last time
+    /// at `event`). Reloads even if inode, mtime and size look the same (two writes of
+    /// equal length within one timestamp tick do), unless a read that started after the
+    /// event, by the periodic check, has already seen it.
+    pub fn routes_file_changed(&mut self, event: Option<Instant>) {
+        if self.reload.is_some() {
+            let seen = matches!((self.last_read, event), (Some(r), Some(e)) if r > e);
+            self.check_file(!seen);
+        }
+    }
+
+    fn check_file(&mut self, force: bool) {
         self.last_check = Instant::now();
         let path = self
             .reload
@@ -150,6 +188,9 @@ impl ControlPlane {
         if !force && sig == self.sig {
             return;
         }
+        if !force && self.watched && sig != std::mem::replace(&mut self.pending, sig) {
+            return;
+        }
         self.sig = sig;
         self.reload_now();
     }
@@ -159,6 +200,7 @@ impl ControlPlane {
         let Some(st) = self.reload.as_mut() else {
             return;
         };
+        self.last_read = Some(t);
         match st.reload() {
             Ok(ReloadOutcome::Unchanged { .. }) => {
                 self.stats.record_reload(true, t.elapsed().as_secs_f64());
