@@ -23,6 +23,11 @@ use crate::metrics::ControlStats;
 /// inotify misses a change (see `watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 
+/// How long a changed signature must hold before the periodic check reloads, while
+/// inotify watches the file: a writer that truncates the file and then stalls would
+/// otherwise have its empty or half-written file read.
+const SETTLE: Duration = Duration::from_millis(100);
+
 /// What identifies one version of a file: editors that save by rename change the inode,
 /// in-place writers change mtime or size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,11 +57,11 @@ pub struct ControlPlane {
     stats: Arc<ControlStats>,
     sig: Option<FileSig>,
     /// Set while inotify watches the file: the periodic check then waits until a new
-    /// signature holds for two checks in a row, so it does not read a file that is
-    /// still being written in place (the write's close event reloads it at once).
+    /// signature has held for [`SETTLE`], so it does not read a file that is still
+    /// being written in place (the write's close event reloads it at once).
     watched: bool,
-    /// The signature the periodic check last saw, while it waits for it to hold.
-    pending: Option<FileSig>,
+    /// A new signature the periodic check saw, and since when, while it waits.
+    pending: Option<(Option<FileSig>, Instant)>,
     last_check: Instant,
     /// When the last read of the routes file started.
     last_read: Option<Instant>,
@@ -185,13 +190,26 @@ impl ControlPlane {
             return;
         }
         self.missing_reported = false;
-        if !force && sig == self.sig {
-            return;
+        if sig == self.sig {
+            // Back to the known version: what the check saw before is stale (a later
+            // truncation can bring back the very signature it saw mid-write).
+            self.pending = None;
+            if !force {
+                return;
+            }
         }
-        if !force && self.watched && sig != std::mem::replace(&mut self.pending, sig) {
-            return;
+        if !force && self.watched {
+            match self.pending {
+                Some((p, since)) if p == sig && since.elapsed() >= SETTLE => {}
+                Some((p, _)) if p == sig => return,
+                _ => {
+                    self.pending = Some((sig, Instant::now()));
+                    return;
+                }
+            }
         }
         self.sig = sig;
+        self.pending = None;
         self.reload_now();
     }
 
