@@ -172,10 +172,7 @@ fn full_view_one_line_edit_end_to_end() {
             let line = loop {
                 let out = r.output();
                 if out.matches("reload: generation ").count() > seen {
-                    let l = out
-                        .lines()
-                        .filter(|l| l.starts_with("reload: generation "))
-                        .last();
+                    let l = out.lines().rfind(|l| l.starts_with("reload: generation "));
                     break l.unwrap().to_string();
                 }
                 assert!(Instant::now() < deadline, "no reload:\n{out}");
