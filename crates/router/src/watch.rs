@@ -182,8 +182,13 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn expect_event(rx: &crossbeam_channel::Receiver<ControlInput>, w: &FileWatcher, what: &str) {
-        let before = Instant::now();
+    /// A wake-up arrives, and the event time is after `before` (taken before the action).
+    fn expect_event(
+        rx: &crossbeam_channel::Receiver<ControlInput>,
+        w: &FileWatcher,
+        before: Instant,
+        what: &str,
+    ) {
         assert_eq!(
             rx.recv_timeout(Duration::from_secs(5)),
             Ok(ControlInput::RoutesFile),
@@ -204,14 +209,17 @@ mod tests {
         let (tx, rx) = crossbeam_channel::bounded(16);
         let w = FileWatcher::start(&path, tx).unwrap();
 
+        let t = Instant::now();
         std::fs::write(&path, "b\n").unwrap();
-        expect_event(&rx, &w, "in-place write");
+        expect_event(&rx, &w, t, "in-place write");
         let tmp = dir.join(".routes.yaml.swp");
         std::fs::write(&tmp, "c\n").unwrap();
+        let t = Instant::now();
         std::fs::rename(&tmp, &path).unwrap();
-        expect_event(&rx, &w, "rename over the file");
+        expect_event(&rx, &w, t, "rename over the file");
+        let t = Instant::now();
         std::fs::remove_file(&path).unwrap();
-        expect_event(&rx, &w, "removal");
+        expect_event(&rx, &w, t, "removal");
 
         std::fs::write(dir.join("other.yaml"), "d\n").unwrap();
         assert_eq!(
