@@ -5,8 +5,9 @@
 //! Generates the full view (`config::generate::fullview_routes` over
 //! `shared/data/ipv4-fullview-2023.txt.gz`, or `MPLSROUTER_DATA_DIR`), writes it to a temp
 //! file, loads it once (full parse + compile), then alternates one `routes_compact` line
-//! between two next hops ROUNDS times: write the file, `ReloadState::reload()` (read,
-//! check, diff, derive), and prints min / median / max of each step. The file write is
+//! between two next hops ROUNDS times: write the file, `ReloadState::reload()` (read and
+//! compare, check, diff, derive), and prints min / median / max of each step; once with
+//! an edit of the same length, once with one a byte longer. The file write is
 //! not counted (the runtime starts at the file event). Then three edits outside the
 //! compact block (full parse, full diff, derive), printed one by one.
 
@@ -75,50 +76,62 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3
     );
     let line = text.lines().nth(500_000).unwrap();
-    let other = format!("{} 10.0.1.9", line.rsplit_once(' ').unwrap().0);
-    let versions = [
-        text.clone(),
-        text.replacen(&format!("{line}\n"), &format!("{other}\n"), 1),
-    ];
-    let mut steps: [Vec<Duration>; 5] = Default::default();
-    let mut derived = 0;
-    for i in 0..rounds {
-        std::fs::write(&path, &versions[(i + 1) % 2]).unwrap();
-        let t = Instant::now();
-        let out = st.reload().unwrap();
-        let all = t.elapsed();
-        let ReloadOutcome::Updated { timings, fib, .. } = out else {
-            panic!("no change")
-        };
-        drop(fib);
-        derived += usize::from(timings.derived && timings.fast_path);
-        for (v, d) in steps.iter_mut().zip([
-            timings.read,
-            timings.check,
-            timings.diff,
-            timings.compile,
-            all,
-        ]) {
-            v.push(d);
+    let head = line.rsplit_once(' ').unwrap().0;
+    // Same length (the next hop's last octet), then one byte longer: the latter moves
+    // the text after the edit and shifts the recorded line starts.
+    for (what, other) in [
+        ("same length", format!("{head} 10.0.1.9")),
+        ("one byte longer", format!("{head} 10.0.1.19")),
+    ] {
+        let versions = [
+            text.clone(),
+            text.replacen(&format!("{line}\n"), &format!("{other}\n"), 1),
+        ];
+        let mut steps: [Vec<Duration>; 5] = Default::default();
+        let mut derived = 0;
+        for i in 0..rounds {
+            std::fs::write(&path, &versions[(i + 1) % 2]).unwrap();
+            let t = Instant::now();
+            let out = st.reload().unwrap();
+            let all = t.elapsed();
+            let ReloadOutcome::Updated { timings, fib, .. } = out else {
+                panic!("no change")
+            };
+            drop(fib);
+            derived += usize::from(timings.derived && timings.fast_path);
+            for (v, d) in steps.iter_mut().zip([
+                timings.read,
+                timings.check,
+                timings.diff,
+                timings.compile,
+                all,
+            ]) {
+                v.push(d);
+            }
         }
-    }
-    println!("{rounds} one-line edits, {derived} on the fast path and derived:");
-    for (name, v) in [
-        "read",
-        "check (fast path)",
-        "diff",
-        "derive",
-        "reload() total",
-    ]
-    .iter()
-    .zip(steps.iter_mut())
-    {
-        summary(name, v);
+        println!("{rounds} one-line edits ({what}), {derived} on the fast path and derived:");
+        for (name, v) in [
+            "read + compare",
+            "check (fast path)",
+            "diff",
+            "derive",
+            "reload() total",
+        ]
+        .iter()
+        .zip(steps.iter_mut())
+        {
+            summary(name, v);
+        }
+        if rounds % 2 == 1 {
+            // Back to the original text for the next series.
+            std::fs::write(&path, &text).unwrap();
+            st.reload().unwrap();
+        }
     }
     // The general path: a change outside `routes_compact` is fully parsed, diffed
     // against the running set (hash maps over 900k prefixes), then derived.
     for i in 0..3 {
-        let mut t = versions[rounds % 2].clone();
+        let mut t = text.clone();
         t += &format!(
             "mpls:\n  - {{in_label: {}, action: pop_and_lookup}}\n",
             100 + i

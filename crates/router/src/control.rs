@@ -19,8 +19,14 @@ use net::rcu::Rcu;
 
 use crate::metrics::ControlStats;
 
-/// How often the routes file is checked for changes.
+/// How often the routes file's inode, mtime and size are checked: the fallback when
+/// inotify misses a change (see `watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+
+/// How long a changed signature must hold before the periodic check reloads, while
+/// inotify watches the file: a writer that truncates the file and then stalls would
+/// otherwise have its empty or half-written file read.
+const SETTLE: Duration = Duration::from_millis(100);
 
 /// What identifies one version of a file: editors that save by rename change the inode,
 /// in-place writers change mtime or size.
@@ -50,7 +56,15 @@ pub struct ControlPlane {
     rcu: Arc<Rcu<Fib>>,
     stats: Arc<ControlStats>,
     sig: Option<FileSig>,
+    /// Set while inotify watches the file: the periodic check then waits until a new
+    /// signature has held for [`SETTLE`], so it does not read a file that is still
+    /// being written in place (the write's close event reloads it at once).
+    watched: bool,
+    /// A new signature the periodic check saw, and since when, while it waits.
+    pending: Option<(Option<FileSig>, Instant)>,
     last_check: Instant,
+    /// When the last read of the routes file started.
+    last_read: Option<Instant>,
     missing_reported: bool,
 }
 
@@ -106,7 +120,10 @@ impl ControlPlane {
                 rcu,
                 stats,
                 sig,
+                watched: false,
+                pending: None,
                 last_check: Instant::now(),
+                last_read: None,
                 missing_reported: false,
             },
             fib,
@@ -118,7 +135,13 @@ impl ControlPlane {
         self.rcu = rcu;
     }
 
-    /// Periodic work: file watch, SIGHUP reload, reclamation. `force` reloads now.
+    /// The routes file, if there is one.
+    pub fn routes_path(&self) -> Option<&Path> {
+        self.reload.as_ref().map(|r| r.path())
+    }
+
+    /// Periodic work: the fallback file check, SIGHUP reload, reclamation. `force`
+    /// reloads now.
     pub fn poll(&mut self, force: bool) {
         self.rcu.reclaim();
         self.stats.rcu_pending.store(
@@ -128,6 +151,26 @@ impl ControlPlane {
         if self.reload.is_none() || (!force && self.last_check.elapsed() < WATCH_INTERVAL) {
             return;
         }
+        self.check_file(force);
+    }
+
+    /// Whether inotify watches the routes file (see `pending`).
+    pub fn set_watched(&mut self, watched: bool) {
+        self.watched = watched;
+    }
+
+    /// The file watcher saw the routes file written, replaced or removed (the last time
+    /// at `event`). Reloads even if inode, mtime and size look the same (two writes of
+    /// equal length within one timestamp tick do), unless a read that started after the
+    /// event, by the periodic check, has already seen it.
+    pub fn routes_file_changed(&mut self, event: Option<Instant>) {
+        if self.reload.is_some() {
+            let seen = matches!((self.last_read, event), (Some(r), Some(e)) if r > e);
+            self.check_file(!seen);
+        }
+    }
+
+    fn check_file(&mut self, force: bool) {
         self.last_check = Instant::now();
         let path = self
             .reload
@@ -147,10 +190,26 @@ impl ControlPlane {
             return;
         }
         self.missing_reported = false;
-        if !force && sig == self.sig {
-            return;
+        if sig == self.sig {
+            // Back to the known version: what the check saw before is stale (a later
+            // truncation can bring back the very signature it saw mid-write).
+            self.pending = None;
+            if !force {
+                return;
+            }
+        }
+        if !force && self.watched {
+            match self.pending {
+                Some((p, since)) if p == sig && since.elapsed() >= SETTLE => {}
+                Some((p, _)) if p == sig => return,
+                _ => {
+                    self.pending = Some((sig, Instant::now()));
+                    return;
+                }
+            }
         }
         self.sig = sig;
+        self.pending = None;
         self.reload_now();
     }
 
@@ -159,6 +218,7 @@ impl ControlPlane {
         let Some(st) = self.reload.as_mut() else {
             return;
         };
+        self.last_read = Some(t);
         match st.reload() {
             Ok(ReloadOutcome::Unchanged { .. }) => {
                 self.stats.record_reload(true, t.elapsed().as_secs_f64());

@@ -18,6 +18,7 @@ mod signals;
 mod slowpath;
 mod spec;
 pub mod traffic;
+mod watch;
 mod worker;
 
 pub use counters::for_tests as counters_for_tests;

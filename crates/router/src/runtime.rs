@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use dpdk::{lcore, Eal, Mempool, Port, PortConfig, PortStats, TxBuffer};
 
-use crate::control::ControlPlane;
+use crate::control::{ControlPlane, WATCH_INTERVAL};
 use crate::counters::{WorkerCounters, WorkerTotals, MAX_DROP_REASONS};
 use crate::error::RouterError;
 use crate::forward::PipelineForwarder;
@@ -19,6 +19,7 @@ use crate::report::Reporter;
 use crate::signals::SignalFlags;
 use crate::slowpath::{SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, WorkerSpec};
+use crate::watch::{ControlInput, FileWatcher, SignalWaker};
 use crate::worker::{Injected, Punted, Worker};
 use config::StartupConfig;
 use net::icmp::IcmpConfig;
@@ -47,6 +48,9 @@ pub struct Routing {
     pub pipeline: PipelineConfig,
     pub icmp: IcmpConfig,
 }
+
+/// Longest sleep of the control loop between its periodic jobs.
+const CONTROL_TICK: Duration = Duration::from_millis(5);
 
 /// Capacity of the workers' queue to the slow path.
 const PUNT_QUEUE: usize = 1024;
@@ -288,20 +292,63 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         None => None,
     };
 
+    // The control loop sleeps on its inputs: routes-file events, signals, neighbors
+    // learned by the slow path, and a tick for the periodic work (RCU reclamation, the
+    // fallback file check, stats lines, the run's duration).
+    let (input_tx, input_rx) = crossbeam_channel::bounded::<ControlInput>(64);
+    let watcher = control.routes_path().and_then(|p| {
+        FileWatcher::start(p, input_tx.clone())
+            .inspect_err(|e| {
+                eprintln!(
+                    "mplsrouter: cannot watch {} ({e}); checking it every {} ms",
+                    p.display(),
+                    WATCH_INTERVAL.as_millis()
+                )
+            })
+            .ok()
+    });
+    control.set_watched(watcher.is_some());
+    let _waker = SignalWaker::start(input_tx.clone()).map_err(RouterError::Signal)?;
+    let mut events = event_rx;
     let started = Instant::now();
     let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
     let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
     let mut next_report = spec.stats_interval.map(|i| started + i);
     loop {
-        std::thread::sleep(Duration::from_millis(5));
-        control.poll(signals.take_reload());
-        for ev in event_rx.try_iter() {
-            match ev {
-                SlowPathEvent::NeighborLearned { port, ip, mac } => {
-                    control.neighbor_learned(port, ip, mac)
+        let now = Instant::now();
+        let mut wake = now + CONTROL_TICK;
+        if let Some(at) = next_report {
+            wake = wake.min(at);
+        }
+        if let Some(d) = spec.duration {
+            wake = wake.min(started + d);
+        }
+        let mut events_closed = false;
+        crossbeam_channel::select! {
+            recv(input_rx) -> first => {
+                // A burst of file events (an editor's save, a storm of writes) is one
+                // reload: the file is read after the last event queued so far.
+                let file = first
+                    .into_iter()
+                    .chain(input_rx.try_iter())
+                    .any(|i| i == ControlInput::RoutesFile);
+                if file {
+                    control.routes_file_changed(watcher.as_ref().and_then(|w| w.last_event()));
                 }
             }
+            recv(events) -> ev => match ev {
+                Ok(SlowPathEvent::NeighborLearned { port, ip, mac }) => {
+                    control.neighbor_learned(port, ip, mac)
+                }
+                Err(_) => events_closed = true,
+            },
+            default(wake.saturating_duration_since(now)) => {}
         }
+        if events_closed {
+            // The slow path is gone; do not spin on its closed channel.
+            events = crossbeam_channel::never();
+        }
+        control.poll(signals.take_reload());
         if signals.stop_requested() {
             break;
         }
@@ -317,6 +364,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             }
         }
     }
+    drop(input_tx);
 
     worker_stop.store(true, Ordering::SeqCst);
     let mut failures = Vec::new();

@@ -3,8 +3,8 @@
 //!
 //! A full view is ~30 MB of YAML; reparsing it takes most of a second, far over the
 //! budget for a one-line edit. After every full parse we record where the compact block
-//! sits (one item per line, consecutive lines, same indent). On the next reload the old
-//! and new texts are compared; when the changed lines lie inside that block and every
+//! sits (one item per line, consecutive lines, same indent). On the next reload the
+//! changed lines come from [`super::source`]; when they lie inside that block and every
 //! new line is a plain item the compact parser accepts as is, only those lines are
 //! parsed and validated, and the last good [`RouteSet`] is patched.
 //!
@@ -17,6 +17,8 @@ use crate::routes::validate::Validator;
 use crate::routes::{RouteContext, RouteSet, RouteSpec};
 use crate::types::{Cidr, FastSet};
 use crate::yaml::{Node, NodeKind};
+
+use super::source::Edit;
 
 /// Where the compact block is, in the text of the last good file.
 #[derive(Clone, Debug)]
@@ -86,32 +88,6 @@ pub(super) fn layout(text: &str, root: &Node, set: &RouteSet) -> Option<Layout> 
     })
 }
 
-/// First differing byte, comparing in blocks (memcmp) before narrowing down.
-pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    const B: usize = 4096;
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + B <= n && a[i..i + B] == b[i..i + B] {
-        i += B;
-    }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    i
-}
-
-fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
-    const B: usize = 4096;
-    let mut s = 0;
-    while s + B <= max && a[a.len() - s - B..a.len() - s] == b[b.len() - s - B..b.len() - s] {
-        s += B;
-    }
-    while s < max && a[a.len() - 1 - s] == b[b.len() - 1 - s] {
-        s += 1;
-    }
-    s
-}
-
 /// A plain YAML scalar that means exactly its text: starts with a digit, no comment,
 /// quote, flow or mapping syntax.
 fn plain_item(s: &str) -> bool {
@@ -141,38 +117,30 @@ impl Patched {
     }
 }
 
-/// Applies `new` to the state built from `old`; `None` means "use the full path" (and
-/// leaves `lay` untouched). On success `lay` describes `new`.
-/// `p` is `common_prefix(old, new)`.
+/// Applies `edit` to the state built from `old`; `None` means "use the full path" (and
+/// leaves `lay` untouched). On success `lay` describes the new text.
 pub(super) fn apply(
     old: &str,
-    new: &str,
-    p: usize,
+    edit: &Edit,
     lay: &mut Layout,
     set: &mut RouteSet,
     ctx: &RouteContext,
 ) -> Option<Patched> {
-    let (a, b) = (old.as_bytes(), new.as_bytes());
-    if p == 0 || (p == a.len() && p == b.len()) {
+    let (start, old_end) = (edit.start, edit.old_end);
+    let new_region = edit.region.as_str();
+    // Whole lines on both sides (a last line without a newline is left to the full path).
+    let old_region = &old[start..old_end];
+    if !old_region.is_empty() && !old_region.ends_with('\n')
+        || !new_region.is_empty() && !new_region.ends_with('\n')
+    {
         return None;
     }
-    let s = common_suffix(a, b, a.len().min(b.len()) - p);
-    // Widen to whole lines: from the start of p's line to a common suffix that starts a
-    // line in both texts.
-    let line_a = lay.line_starts.partition_point(|&x| x <= p) - 1;
-    let start = lay.line_starts[line_a];
-    let grow = b.len() as isize - a.len() as isize;
-    let mut old_end = a.len() - s;
-    let new_end = |oe: usize| (oe as isize + grow) as usize;
-    while old_end < a.len() && !(a[old_end - 1] == b'\n' && b[new_end(old_end) - 1] == b'\n') {
-        old_end += 1;
-    }
-    let ne = new_end(old_end);
-    if a[old_end - 1] != b'\n' || b[ne - 1] != b'\n' || old_end < start || ne < start {
+    let line_a = lay.line_starts.partition_point(|&x| x <= start) - 1;
+    if lay.line_starts[line_a] != start {
         return None;
     }
-    let old_lines = old[start..old_end].matches('\n').count();
-    let new_region = &new[start..ne];
+    let grow = new_region.len() as isize - old_region.len() as isize;
+    let old_lines = old_region.matches('\n').count();
     if !(lay.first <= line_a && line_a + old_lines <= lay.first + lay.count) {
         return None;
     }
@@ -247,15 +215,9 @@ mod tests {
             "  - 1.0.1.0/24 via 10.0.1.3\n",
             "  - 1.0.1.0/24 via 10.0.1.9 push 100\n  - 1.0.3.0/24 local\n",
         );
-        let p = apply(
-            text,
-            &new,
-            common_prefix(text.as_bytes(), new.as_bytes()),
-            &mut lay,
-            &mut set,
-            &ctx,
-        )
-        .expect("a compact-only edit takes the fast path");
+        let edit = Edit::between(text, &new).unwrap();
+        let p = apply(text, &edit, &mut lay, &mut set, &ctx)
+            .expect("a compact-only edit takes the fast path");
         assert_eq!(set.ipv4.len(), 4);
         assert_eq!(set.specs.len(), before.specs.len() + 2);
         assert_eq!((p.removed.len(), p.added.len()), (1, 2));

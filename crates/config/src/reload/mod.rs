@@ -6,6 +6,10 @@
 //! Nothing here does I/O beyond reading the routes file, and nothing is changed unless
 //! the new file is valid and compiles.
 //!
+//! Reading: the file is compared with the last text as it is read, and only the
+//! changed lines are kept (see [`source`]); the last text is then edited in place, not
+//! replaced, so a small edit of a large file costs one pass over the file and no copy.
+//!
 //! Diff: an edit confined to `routes_compact` lines is parsed and validated on its own
 //! and patched into the last good [`RouteSet`] (see [`fast`]); any other change is fully
 //! parsed and validated, then compared with the last good set. An unchanged set (a
@@ -16,10 +20,12 @@
 //! prefixes the compiler adds itself falls back to a full [`routes::compile`].
 //!
 //! Cost of a one-line edit of a full view (901,899 routes, 28 MB; `cargo run -p config
-//! --release --example reload_latency`, loaded 2-core box, min / median): read 8 / 11 ms,
-//! fast-path check 4 / 5 ms (mostly comparing the old and new text), diff 3 us, derive
-//! 70 / 76 us; a full compile was 150-600 ms. Holding the last text and a copy of the
-//! last table (sharing its LPM blocks) is the memory price.
+//! --release --example reload_latency -- 100`, 2-core box at load ~7, min / median):
+//! read and compare 5.7 / 10 ms, fast-path check 0.04 ms (0.45 ms when the line's
+//! length changes: the recorded line starts shift), diff 3 us, derive 70 us; all of
+//! `reload()` 5.8 / 10.3 ms, against 13.3 / 20.8 ms for the read-whole-file version
+//! run beside it. A full compile is 150-600 ms. Holding the last text and a copy of
+//! the last table (sharing its LPM blocks) is the memory price.
 
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
@@ -28,8 +34,10 @@ use net::fib::Fib;
 
 mod derive;
 mod fast;
+mod source;
 
 use derive::RouteChanges;
+use source::{Edit, Found};
 
 use crate::diag::{ConfigError, Diagnostic, Diagnostics};
 use crate::routes::{self, RouteContext, RouteSet, RouteSpec};
@@ -214,10 +222,10 @@ pub struct ReloadState {
     ctx: RouteContext,
     current: Option<RouteSet>,
     generation: u64,
+    /// The file content `current` was made from: the next read is compared with it.
     last_text: Option<String>,
-    /// The buffer of the text before `last_text`, reused by the next read: a full view is
-    /// ~30 MB, and reading into fresh memory costs a page fault per 4 KiB.
-    spare: Vec<u8>,
+    /// Read buffer of [`source::read`], kept between reloads.
+    scratch: Vec<u8>,
     /// Where the compact block of `last_text` is, for the fast path.
     layout: Option<fast::Layout>,
     /// A copy of the last table produced (sharing its LPM blocks), to derive the next.
@@ -230,6 +238,12 @@ pub struct ReloadState {
 /// Most changed prefixes and labels applied by deriving; more compile in full.
 const DERIVE_MAX: usize = 4096;
 
+/// The new file content, whole or as an edit of `last_text`.
+enum NewText {
+    Whole(String),
+    Edit(Edit),
+}
+
 impl ReloadState {
     /// Starts with no routes loaded; the first successful reload is generation 1.
     /// `ctx` must have ports (built with [`RouteContext::from_startup`]).
@@ -240,7 +254,7 @@ impl ReloadState {
             current: None,
             generation: 0,
             last_text: None,
-            spare: Vec::new(),
+            scratch: Vec::new(),
             layout: None,
             base: None,
             full_size: 0,
@@ -262,12 +276,31 @@ impl ReloadState {
         self.current.as_ref()
     }
 
+    /// The text to compare the next file with: only once there are routes from it.
+    fn baseline(&self) -> Option<&str> {
+        self.current.as_ref().and(self.last_text.as_deref())
+    }
+
     /// Reads the routes file and applies it.
     pub fn reload(&mut self) -> Result<ReloadOutcome, ConfigError> {
         let t = Instant::now();
-        let text = read_into(&self.path, std::mem::take(&mut self.spare))?;
+        let old = self.current.as_ref().and(self.last_text.as_deref());
+        let found = source::read(&self.path, old, &mut self.scratch)
+            .map_err(|e| ConfigError::io(&self.path, e))?;
         let read = t.elapsed();
-        let mut out = self.apply_text(text)?;
+        let text = match found {
+            Found::Same => {
+                return Ok(ReloadOutcome::Unchanged {
+                    timings: ReloadTimings {
+                        read,
+                        ..ReloadTimings::default()
+                    },
+                })
+            }
+            Found::Edit(e) => NewText::Edit(e),
+            Found::Whole(t) => NewText::Whole(t),
+        };
+        let mut out = self.apply(text)?;
         match &mut out {
             ReloadOutcome::Unchanged { timings } | ReloadOutcome::Updated { timings, .. } => {
                 timings.read = read
@@ -279,23 +312,36 @@ impl ReloadState {
     /// Applies new file content (as if read from the routes path). On error nothing
     /// changes: the previous routes and generation stay.
     pub fn apply_text(&mut self, text: String) -> Result<ReloadOutcome, ConfigError> {
+        let t = Instant::now();
+        let edit = match self.baseline() {
+            Some(old) => match Edit::between(old, &text) {
+                None => {
+                    return Ok(ReloadOutcome::Unchanged {
+                        timings: ReloadTimings {
+                            check: t.elapsed(),
+                            ..ReloadTimings::default()
+                        },
+                    })
+                }
+                Some(e) => Some(e),
+            },
+            None => None,
+        };
+        match edit {
+            // Through the edit, as `reload` does, so the fast path is exercised; a
+            // refused edit is rebuilt into the same text.
+            Some(e) => self.apply(NewText::Edit(e)),
+            None => self.apply(NewText::Whole(text)),
+        }
+    }
+
+    fn apply(&mut self, text: NewText) -> Result<ReloadOutcome, ConfigError> {
         let mut timings = ReloadTimings::default();
         let t = Instant::now();
-        // Length of the common start, computed once for the equality test and the fast path.
-        let common = match (&self.current, &self.last_text) {
-            (Some(_), Some(old)) => {
-                let p = fast::common_prefix(old.as_bytes(), text.as_bytes());
-                if p == old.len() && p == text.len() {
-                    return Ok(ReloadOutcome::Unchanged { timings });
-                }
-                Some(p)
-            }
-            _ => None,
-        };
-        if let (Some(cur), Some(old), Some(lay), Some(common)) =
-            (&mut self.current, &self.last_text, &mut self.layout, common)
+        if let (NewText::Edit(edit), Some(cur), Some(old), Some(lay)) =
+            (&text, &mut self.current, &self.last_text, &mut self.layout)
         {
-            if let Some(p) = fast::apply(old, &text, common, lay, cur, &self.ctx) {
+            if let Some(p) = fast::apply(old, edit, lay, cur, &self.ctx) {
                 timings.check = t.elapsed();
                 timings.fast_path = true;
                 let t = Instant::now();
@@ -316,6 +362,10 @@ impl ReloadState {
                     });
             }
         }
+        let text = match text {
+            NewText::Whole(t) => t,
+            NewText::Edit(e) => e.assemble(self.last_text.as_deref().unwrap_or_default()),
+        };
         let root = crate::yaml::parse(&text).map_err(|e| {
             ConfigError::Invalid(Diagnostics(vec![Diagnostic::from_syntax(&self.path, e)]))
         })?;
@@ -328,7 +378,7 @@ impl ReloadState {
             Some(old) => {
                 if *old == set {
                     timings.diff = t.elapsed();
-                    self.set_text(text);
+                    self.set_text(NewText::Whole(text));
                     self.layout = layout;
                     return Ok(ReloadOutcome::Unchanged { timings });
                 }
@@ -337,7 +387,7 @@ impl ReloadState {
             None => RouteDiff::with_changes(&RouteSet::default(), &set, 0),
         };
         timings.diff = t.elapsed();
-        let out = self.commit(set, text, diff, changes, timings);
+        let out = self.commit(set, NewText::Whole(text), diff, changes, timings);
         if out.is_ok() {
             self.layout = layout;
         }
@@ -347,7 +397,7 @@ impl ReloadState {
     fn commit(
         &mut self,
         set: RouteSet,
-        text: String,
+        text: NewText,
         diff: RouteDiff,
         changes: Option<RouteChanges>,
         mut timings: ReloadTimings,
@@ -402,9 +452,12 @@ impl ReloadState {
         })
     }
 
-    fn set_text(&mut self, text: String) {
-        if let Some(old) = self.last_text.replace(text) {
-            self.spare = old.into_bytes();
+    /// Makes `text` the last text (an edit is applied in place: no copy of the file).
+    fn set_text(&mut self, text: NewText) {
+        match (text, &mut self.last_text) {
+            (NewText::Edit(e), Some(old)) => e.apply_to(old),
+            (NewText::Edit(_), None) => unreachable!("edits are made against a last text"),
+            (NewText::Whole(t), _) => self.last_text = Some(t),
         }
     }
 
@@ -412,19 +465,4 @@ impl ReloadState {
         let s = base.stats();
         s.adjacencies + s.ecmp_groups <= 2 * self.full_size + 256
     }
-}
-
-/// Reads the routes file into `buf` (its capacity reused), as UTF-8.
-fn read_into(path: &FsPath, mut buf: Vec<u8>) -> Result<String, ConfigError> {
-    use std::io::Read;
-    buf.clear();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut buf))
-        .map_err(|e| ConfigError::io(path, e))?;
-    String::from_utf8(buf).map_err(|e| {
-        ConfigError::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
-        )
-    })
 }

@@ -1,0 +1,283 @@
+//! Reading the routes file against the last text: what changed, without copying it all.
+//!
+//! A full view is ~28 MB. Reading it into a buffer, validating it as UTF-8 and then
+//! comparing it with the last text walked the data four times (page cache copy, the
+//! buffer's own page writes, UTF-8, compare) and took most of the reload budget. Here
+//! the file is read in small chunks that stay in cache and compared as they come, from
+//! the front until the first differing byte, then from the back until the last; only
+//! the bytes in between are kept. The result is widened to whole lines, so it can be
+//! validated as UTF-8 on its own and spliced into the last text.
+//!
+//! The file is read with `pread`, not mapped: the routes file is often rewritten in
+//! place (truncate, then write), and touching a mapped page past a concurrent truncate
+//! raises SIGBUS, which would take the router down. A read that comes up short (the file
+//! shrank while being read) falls back to reading the whole file; a file that changes
+//! while being read gives some mix of versions, as any read would, and its next change
+//! triggers another reload.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// Chunk size: small enough to stay in L2, big enough that syscalls do not matter.
+const CHUNK: usize = 256 * 1024;
+
+/// The new text as a splice of the old: `old[..start] + region + old[old_end..]`, where
+/// `start` and `old_end` are line starts of the old text (or its ends), so every piece
+/// is whole lines and valid UTF-8 on its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Edit {
+    pub start: usize,
+    pub old_end: usize,
+    pub region: String,
+}
+
+impl Edit {
+    /// The edit between two texts, `None` if they are equal.
+    pub fn between(old: &str, new: &str) -> Option<Edit> {
+        let (a, b) = (old.as_bytes(), new.as_bytes());
+        let p = common_prefix(a, b);
+        if p == a.len() && p == b.len() {
+            return None;
+        }
+        let s = common_suffix(a, b, a.len().min(b.len()) - p);
+        let (start, old_end) = widen(a, p, a.len() - s);
+        let new_end = old_end + b.len() - a.len();
+        Some(Edit {
+            start,
+            old_end,
+            region: new[start..new_end].to_string(),
+        })
+    }
+
+    /// Length of the new text.
+    pub fn new_len(&self, old: &str) -> usize {
+        old.len() - (self.old_end - self.start) + self.region.len()
+    }
+
+    /// Builds the whole new text.
+    pub fn assemble(&self, old: &str) -> String {
+        let mut t = String::with_capacity(self.new_len(old));
+        t.push_str(&old[..self.start]);
+        t.push_str(&self.region);
+        t.push_str(&old[self.old_end..]);
+        t
+    }
+
+    /// Turns `old` into the new text in place (moves the tail only if the length changed).
+    pub fn apply_to(self, old: &mut String) {
+        old.replace_range(self.start..self.old_end, &self.region);
+    }
+}
+
+/// What reading the file found.
+#[derive(Debug)]
+pub(super) enum Found {
+    /// Byte for byte the last text.
+    Same,
+    Edit(Edit),
+    /// The whole file (no last text to compare with, or it changed while being read).
+    Whole(String),
+}
+
+/// Reads `path`, comparing it with `old` when there is one; `scratch` is a reused buffer.
+pub(super) fn read(path: &Path, old: Option<&str>, scratch: &mut Vec<u8>) -> io::Result<Found> {
+    let mut f = File::open(path)?;
+    if let Some(old) = old {
+        if let Some(r) = compare(&f, old, scratch)? {
+            return Ok(r);
+        }
+    }
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    String::from_utf8(buf)
+        .map(Found::Whole)
+        .map_err(|e| invalid_utf8(e.utf8_error()))
+}
+
+fn invalid_utf8(e: std::str::Utf8Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+/// `None`: the file shrank while being read.
+fn compare(f: &File, old: &str, scratch: &mut Vec<u8>) -> io::Result<Option<Found>> {
+    let a = old.as_bytes();
+    let n = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
+    scratch.resize(CHUNK, 0);
+    let short = |r: io::Result<()>| match r {
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+        Ok(()) => Ok(true),
+    };
+    let lim = n.min(a.len());
+    let mut p = 0;
+    while p < lim {
+        let len = CHUNK.min(lim - p);
+        if !short(f.read_exact_at(&mut scratch[..len], p as u64))? {
+            return Ok(None);
+        }
+        let c = common_prefix(&scratch[..len], &a[p..p + len]);
+        p += c;
+        if c < len {
+            break;
+        }
+    }
+    if p == n && n == a.len() {
+        return Ok(Some(Found::Same));
+    }
+    let max = lim - p;
+    let mut s = 0;
+    while s < max {
+        let len = CHUNK.min(max - s);
+        if !short(f.read_exact_at(&mut scratch[..len], (n - s - len) as u64))? {
+            return Ok(None);
+        }
+        let c = common_suffix(&scratch[..len], &a[a.len() - s - len..a.len() - s], len);
+        s += c;
+        if c < len {
+            break;
+        }
+    }
+    let (start, old_end) = widen(a, p, a.len() - s);
+    // The new bytes between the line boundaries: old's line head, the file's changed
+    // bytes, old's line tail (both ends are common to the two texts).
+    let mut region = Vec::with_capacity(p - start + (n - s - p) + old_end - (a.len() - s));
+    region.extend_from_slice(&a[start..p]);
+    region.resize(region.len() + (n - s - p), 0);
+    let at = p - start;
+    if !short(f.read_exact_at(&mut region[at..], p as u64))? {
+        return Ok(None);
+    }
+    region.extend_from_slice(&a[a.len() - s..old_end]);
+    let region = String::from_utf8(region).map_err(|e| invalid_utf8(e.utf8_error()))?;
+    Ok(Some(Found::Edit(Edit {
+        start,
+        old_end,
+        region,
+    })))
+}
+
+/// Widens the differing bytes `old[p..q]` to whole lines: back to the start of `p`'s
+/// line, forward past the first newline at or after `q` (that newline lies in the common
+/// suffix, so it ends a line in the new text too).
+fn widen(old: &[u8], p: usize, q: usize) -> (usize, usize) {
+    let start = old[..p]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let end = old[q..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(old.len(), |i| q + i + 1);
+    (start, end)
+}
+
+/// First differing byte, comparing in blocks (memcmp) before narrowing down.
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const B: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + B <= n && a[i..i + B] == b[i..i + B] {
+        i += B;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Length of the common end, at most `max`.
+fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
+    const B: usize = 4096;
+    let mut s = 0;
+    while s + B <= max && a[a.len() - s - B..a.len() - s] == b[b.len() - s - B..b.len() - s] {
+        s += B;
+    }
+    while s < max && a[a.len() - 1 - s] == b[b.len() - 1 - s] {
+        s += 1;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn via_file(old: &str, new: &str) -> Option<Edit> {
+        let dir = std::env::temp_dir().join(format!(
+            "source-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("f");
+        std::fs::write(&p, new).unwrap();
+        let r = read(&p, Some(old), &mut Vec::new()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        match r {
+            Found::Same => None,
+            Found::Edit(e) => Some(e),
+            Found::Whole(_) => panic!("compare fell back to a whole read"),
+        }
+    }
+
+    #[test]
+    fn edits_are_whole_lines_and_rebuild_the_new_text() {
+        let big: String = (0..40_000).map(|i| format!("  - line {i}\n")).collect();
+        let cases = [
+            ("a\nb\nc\n", "a\nX\nc\n"),
+            ("a\nb\nc\n", "a\nbb\nc\n"),
+            ("a\nb\nc\n", "a\nc\n"),
+            ("a\nb\nc\n", "a\nb\nc\nd\n"),
+            ("a\nb\nc", "a\nb\nd"),
+            ("abc", "xbc"),
+            ("", "a\n"),
+            ("a\n", ""),
+            ("a\nb\n", "a\nb\n\n"),
+            ("é\nb\n", "è\nb\n"),
+        ];
+        let owned: Vec<(String, String)> = cases
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .chain([
+                (big.clone(), big.replace("line 30000\n", "line 3000x\n")),
+                (big.clone(), big.replace("line 7\n", "")),
+                (big.clone(), format!("{big}tail\n")),
+                (big.clone(), big[..big.len() - 300_000].to_string()),
+            ])
+            .collect();
+        for (old, new) in &owned {
+            for e in [Edit::between(old, new), via_file(old, new)] {
+                let e = e.expect("texts differ");
+                assert!(e.start == 0 || old.as_bytes()[e.start - 1] == b'\n');
+                assert!(
+                    e.old_end == old.len() || old.as_bytes()[e.old_end - 1] == b'\n',
+                    "{e:?}"
+                );
+                assert_eq!(e.assemble(old), *new);
+                let mut t = old.clone();
+                e.apply_to(&mut t);
+                assert_eq!(t, *new);
+            }
+        }
+        assert_eq!(via_file(&big, &big), None);
+        assert_eq!(Edit::between(&big, &big), None);
+        // One changed line of a big text: only that line is kept.
+        let e = via_file(&big, &owned[10].1).unwrap();
+        assert_eq!(e.region, "  - line 3000x\n");
+    }
+
+    #[test]
+    fn invalid_utf8_in_the_changed_bytes_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("source-utf8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("f");
+        std::fs::write(&p, b"a\n\xff\nc\n").unwrap();
+        let e = read(&p, Some("a\nb\nc\n"), &mut Vec::new()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let e = read(&p, None, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
