@@ -34,10 +34,13 @@
 
 mod batch;
 mod block;
+mod flat;
+mod huge;
 
 use std::sync::Arc;
 
-use block::{mask, Block, Pfx};
+use block::{mask, Block, Pfx, TOP_BITS};
+use flat::Flat;
 
 /// Sentinel written by [`Lpm4::lookup_batch`] for a destination with no route.
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -59,6 +62,7 @@ pub struct Lpm4 {
     /// Prefixes shorter than /8, sorted by (addr, len).
     short: Vec<Pfx>,
     len: usize,
+    flat: Flat,
 }
 
 impl Default for Lpm4 {
@@ -79,8 +83,10 @@ impl Lpm4 {
     /// An empty table.
     pub fn new() -> Lpm4 {
         let empty = Arc::new(Block::empty());
+        let blocks: Box<[Arc<Block>; BLOCKS]> = Box::new(std::array::from_fn(|_| empty.clone()));
         Lpm4 {
-            blocks: Box::new(std::array::from_fn(|_| empty.clone())),
+            flat: Flat::build(&blocks[..], &[0; BLOCKS]),
+            blocks,
             inherit: Box::new([0; BLOCKS]),
             short: Vec::new(),
             len: 0,
@@ -124,6 +130,7 @@ impl Lpm4 {
             k += n;
         }
         lpm.refresh_inherit(0, BLOCKS);
+        lpm.flat = Flat::build(&lpm.blocks[..], &lpm.inherit);
         lpm
     }
 
@@ -137,7 +144,17 @@ impl Lpm4 {
                 .filter(|p| base & mask(p.len) == p.addr)
                 .max_by_key(|p| p.len)
                 .map_or(0, |p| p.enc);
+            self.flat.set_inherit(b, self.inherit[b]);
         }
+    }
+
+    /// Lays out again, in the lookup form, the /18 chunks a change of `addr/len` (length
+    /// 8..=32) with encoded value `enc` may have touched.
+    fn relayout(&mut self, addr: u32, len: u8, enc: u32) {
+        let first = (addr >> 14) as usize;
+        let count = 1 << (TOP_BITS - len.min(TOP_BITS));
+        self.flat
+            .update(&self.blocks[..], first..first + count, enc);
     }
 
     fn short_range(addr: u32, len: u8) -> (usize, usize) {
@@ -168,9 +185,11 @@ impl Lpm4 {
             self.refresh_inherit(first, count);
             fresh
         } else {
-            Arc::make_mut(&mut self.blocks[(p.addr >> 24) as usize])
+            let fresh = Arc::make_mut(&mut self.blocks[(p.addr >> 24) as usize])
                 .insert(p)
-                .is_none()
+                .is_none();
+            self.relayout(p.addr, len, p.enc);
+            fresh
         };
         self.len += usize::from(fresh);
     }
@@ -191,7 +210,9 @@ impl Lpm4 {
         } else {
             let b = (addr >> 24) as usize;
             self.blocks[b].get(addr, len)?;
-            Arc::make_mut(&mut self.blocks[b]).remove(addr, len)?
+            let enc = Arc::make_mut(&mut self.blocks[b]).remove(addr, len)?;
+            self.relayout(addr, len, 0);
+            enc
         };
         self.len -= 1;
         Some(enc - 1)
@@ -213,22 +234,10 @@ impl Lpm4 {
         Some(enc - 1)
     }
 
-    /// Encoded result: value + 1, or 0 for no route.
-    #[inline(always)]
-    fn lookup_enc(&self, addr: u32) -> u32 {
-        let b = (addr >> 24) as usize;
-        let v = self.blocks[b].lookup(addr);
-        if v == 0 {
-            self.inherit[b]
-        } else {
-            v
-        }
-    }
-
     /// The value of the longest prefix covering `addr`.
     #[inline]
     pub fn lookup(&self, addr: u32) -> Option<u32> {
-        self.lookup_enc(addr).checked_sub(1)
+        batch::lookup(self, addr).checked_sub(1)
     }
 
     /// Looks up every address in `addrs`; `out[i]` gets the value or [`NO_ROUTE`].
@@ -248,23 +257,28 @@ impl Lpm4 {
         self.len == 0
     }
 
-    /// Bytes of the structure lookups read (top arrays, nodes, leaves, block table),
-    /// counting blocks shared by several /8s once.
+    /// Bytes of the structure lookups read: the top array and the used part of the
+    /// record arena (see `flat.rs`: it includes records of replaced chunks until the next
+    /// fresh layout).
     pub fn memory_bytes(&self) -> usize {
+        self.flat.bytes()
+    }
+
+    /// Bytes of the control-plane form (the prefixes and the per-block Poptrie arrays the
+    /// lookup form is laid out from), counting blocks shared by several /8s once. Lookups
+    /// never read it.
+    pub fn control_bytes(&self) -> usize {
         self.distinct_blocks()
-            .map(|b| b.lookup_bytes())
+            .map(|b| b.control_bytes() + b.lookup_bytes())
             .sum::<usize>()
             + std::mem::size_of_val(&*self.blocks)
             + std::mem::size_of_val(&*self.inherit)
+            + self.short.capacity() * std::mem::size_of::<Pfx>()
     }
 
-    /// Bytes of the control-plane copy of the prefixes, kept for incremental updates and
-    /// never read by lookups.
-    pub fn control_bytes(&self) -> usize {
-        self.distinct_blocks()
-            .map(|b| b.control_bytes())
-            .sum::<usize>()
-            + self.short.capacity() * std::mem::size_of::<Pfx>()
+    /// Whether the lookup form stores u16 leaves (every value is below 65535).
+    pub fn narrow_leaves(&self) -> bool {
+        self.flat.narrow()
     }
 
     /// Node and leaf counts (distinct blocks, nodes, leaves), for tuning and reports.

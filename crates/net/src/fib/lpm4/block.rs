@@ -205,8 +205,9 @@ impl Block {
         }
     }
 
-    /// Encoded value for `addr` (0: no prefix of this block covers it).
-    #[inline(always)]
+    /// Encoded value for `addr` (0: no prefix of this block covers it), read from the
+    /// block's own arrays: the reference the lookup form is checked against.
+    #[cfg(test)]
     pub(super) fn lookup(&self, addr: u32) -> u32 {
         let t = self.top[chunk_of(addr)];
         if t & NODE == 0 {
@@ -217,8 +218,8 @@ impl Block {
     }
 
     /// Finishes a lookup whose top entry `t` points at a node.
-    #[inline(always)]
-    pub(super) fn walk(&self, t: u32, addr: u32) -> u32 {
+    #[cfg(test)]
+    fn walk(&self, t: u32, addr: u32) -> u32 {
         let x = below_chunk(addr);
         let mut n = &self.nodes[(t & !NODE) as usize];
         let mut shift = 12u32;
