@@ -40,7 +40,7 @@ const HDR: usize = 4;
 const LINE: usize = 16;
 /// Free space a fresh arena gets beyond its contents, at least (words: 4 MiB), and as
 /// a multiple of the contents: changes append until it runs out.
-const MIN_SLACK: usize = 1 << 20;
+const MIN_SLACK: usize = if cfg!(test) { 1 << 10 } else { 1 << 20 };
 
 /// Append-only store of records, shared by the snapshots derived from one another.
 #[derive(Debug)]
@@ -355,5 +355,131 @@ impl Flat {
                 *o = self.or_inherit(v, k).wrapping_sub(1);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Lpm4;
+    use super::*;
+
+    /// The lookup form against the blocks' own Poptrie arrays (the form it is laid out
+    /// from), on every address of the /18s `keys` fall in plus `keys` themselves.
+    fn check(lpm: &Lpm4, keys: &[u32]) {
+        let mut out = vec![0; keys.len()];
+        lpm.lookup_batch(keys, &mut out);
+        for (&k, &o) in keys.iter().zip(&out) {
+            let b = (k >> 24) as usize;
+            let v = lpm.blocks[b].lookup(k);
+            let want = if v == 0 { lpm.inherit[b] } else { v };
+            assert_eq!(lpm.flat.lookup(k), want, "{k:#010x}");
+            assert_eq!(o, want.wrapping_sub(1), "batch {k:#010x}");
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 32) as u32
+        }
+    }
+
+    fn random_prefix(r: &mut Rng) -> (u32, u8) {
+        // Crowd a few /8s so that chunks get deep records and many updates hit them.
+        let a = (r.next() & 0x03ff_ffff) | 0x0a00_0000;
+        let len = [8, 12, 16, 18, 19, 22, 24, 24, 24, 25, 28, 30, 31, 32][r.next() as usize % 14];
+        (a, len)
+    }
+
+    #[test]
+    fn updates_on_clones_share_the_arena_until_it_fills_then_relayout() {
+        let mut r = Rng(7);
+        let mut snaps: Vec<(Lpm4, Vec<u32>, Vec<u32>)> = Vec::new();
+        let mut lpm = Lpm4::new();
+        let mut relayouts = 0;
+        for step in 0..3000u32 {
+            let mut next = lpm.clone();
+            let (a, l) = random_prefix(&mut r);
+            let changed = if step % 4 == 3 {
+                next.remove(a, l).is_some()
+            } else {
+                next.insert(a, l, r.next() % 300);
+                true
+            };
+            if !Arc::ptr_eq(&next.flat.arena, &lpm.flat.arena) {
+                relayouts += 1;
+            } else if changed {
+                // A change copies the shared top array, never writes into it.
+                assert!(!Arc::ptr_eq(&next.flat.top, &lpm.flat.top));
+            }
+            let keys: Vec<u32> = (0..64).map(|_| (r.next() & 0x03ff_ffff) | 0x0a00_0000).collect();
+            check(&next, &keys);
+            if step % 500 == 0 {
+                let mut want = vec![0; keys.len()];
+                next.lookup_batch(&keys, &mut want);
+                snaps.push((next.clone(), keys, want));
+            }
+            lpm = next;
+        }
+        assert!(relayouts > 2, "the small test arena filled only {relayouts} times");
+        // Old snapshots still answer as they did, whatever was appended since.
+        for (old, keys, want) in &snaps {
+            let mut out = vec![0; keys.len()];
+            old.lookup_batch(keys, &mut out);
+            assert_eq!(&out, want);
+            check(old, keys);
+        }
+        assert!(lpm.narrow_leaves());
+    }
+
+    #[test]
+    fn a_value_over_u16_switches_to_wide_leaves() {
+        let mut lpm = Lpm4::from_prefixes([(0x0a00_0000, 8, 1), (0x0a01_0200, 24, 2)]);
+        assert!(lpm.narrow_leaves());
+        lpm.insert(0x0a01_0280, 25, 70_000);
+        assert!(!lpm.narrow_leaves());
+        lpm.insert(0x0b00_0000, 18, 1 << 30);
+        let keys = [0x0a01_0281, 0x0a01_0201, 0x0a02_0000, 0x0b00_0001, 0x0b00_4000];
+        check(&lpm, &keys);
+        assert_eq!(lpm.lookup(0x0a01_0281), Some(70_000));
+        assert_eq!(lpm.lookup(0x0b00_0001), Some(1 << 30));
+        assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
+        assert_eq!(lpm.lookup(0x0b00_4000), None);
+    }
+
+    #[test]
+    fn records_that_fit_a_line_do_not_straddle_one() {
+        let mut r = Rng(11);
+        let prefixes: Vec<(u32, u8, u32)> = (0..20_000)
+            .map(|_| {
+                let (a, l) = random_prefix(&mut r);
+                (a, l, r.next() % 300)
+            })
+            .collect();
+        let lpm = Lpm4::from_prefixes(prefixes);
+        let a = &lpm.flat.arena;
+        let mut records = 0;
+        for i in 0..TOP_LEN {
+            let e = lpm.flat.top.as_slice()[i];
+            if e & NODE != 0 {
+                let o = (e & !NODE) as usize;
+                // SAFETY: reads a record of this table, inside the arena's used part.
+                let (vector, leafvec) = unsafe {
+                    let p = a.buf.as_ptr().add(o).cast::<u64>();
+                    (p.read_unaligned(), p.add(1).read_unaligned())
+                };
+                let words = HDR
+                    + vector.count_ones() as usize
+                    + (leafvec.count_ones() as usize).div_ceil(2);
+                if words <= LINE {
+                    assert_eq!(o / LINE, (o + words - 1) / LINE, "record at {o} straddles");
+                } else {
+                    assert_eq!(o % LINE, 0);
+                }
+                records += 1;
+            }
+        }
+        assert!(records > 100);
     }
 }
