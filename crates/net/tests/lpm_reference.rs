@@ -240,7 +240,10 @@ fn run_ops(ops: Vec<Op>, keys: Vec<u32>) -> Result<(), TestCaseError> {
         let mut r = ScanRef::default();
         for op in ops {
             match op {
-                Op::Insert(a, l, v) => { lpm.insert(a, l, v); r.insert(a, l, v); }
+                Op::Insert(a, l, v) => {
+                    lpm.insert(a, l, v);
+                    r.insert(a, l, v);
+                }
                 Op::Remove(i) if !r.prefixes.is_empty() => {
                     let (a, l, _) = r.prefixes[i % r.prefixes.len()];
                     prop_assert_eq!(lpm.remove(a, l), r.remove(a, l));

@@ -1,33 +1,49 @@
 //! IPv4 longest-prefix match: a Poptrie (Asai & Ohara, SIGCOMM 2015) with an 18-bit
-//! direct-pointing top level, split into 256 copy-on-write /8 blocks.
+//! direct-pointing top level, kept in two forms: copy-on-write /8 blocks (the control
+//! plane) and a flat lookup form laid out from them (`flat.rs`).
 //!
-//! Why this structure: on uniformly random destinations the cost of a lookup is the number
-//! of cache misses, so the table must be small and the path short. DIR-24-8 (`rte_lpm`)
-//! needs 64 MiB for its first level, so nearly every lookup misses L1/L2 (and the TLB
-//! without hugepages). Poptrie keeps a full view in a few MiB (6.2 MiB for the 901,899
-//! prefixes of shared/data with 32-bit leaves and 300 distinct next hops spread at
-//! random, 4.2 MiB for the 2014 RIB): a 1 MiB array indexed by the top 18 bits answers lookups
-//! directly (no /19+ prefix in that /18), and the rest walk 64-ary nodes whose children and
-//! leaves are found by a popcount over a bitmap, with runs of equal leaves stored once.
-//! /19–/24 resolve in one node, /25–/30 in two. DXR is as small but ends in a binary
-//! search (several dependent loads); a Tree Bitmap needs more loads per level.
+//! Why this structure: on uniformly random destinations the cost of a lookup is its cache
+//! and TLB misses, so the table must be small and the chain of dependent loads short.
+//! DIR-24-8 (`rte_lpm`) reads one entry of a 64 MiB table: one miss to L3 (or memory) and,
+//! on 4 KiB pages, a TLB miss per lookup. Poptrie keeps the full view in about 5 MiB:
+//! a top array indexed by the top 18 bits (1 MiB) answers directly when no /19+ prefix
+//! falls in that /18, and otherwise points at a 64-ary node whose children and leaves are
+//! found by a popcount over a bitmap, with runs of equal leaves stored once. /19-/24
+//! resolve in one node, /25-/30 in two. DXR is as small but ends in a binary search
+//! (several dependent loads); a Tree Bitmap needs more loads per level.
 //!
-//! Updates: the table keeps its prefixes (the control-plane copy) per /8 block next to the
-//! arrays built from them. A change rebuilds only the /18 chunks whose answer changed and
-//! appends their new subtrees to the block's arrays; a block compacts (copies its live
-//! subtrees into fresh arrays) when the garbage outweighs live data. Blocks are `Arc`s, so cloning an `Lpm4` costs 256 reference
-//! counts and a changed clone copies only the blocks it touches: the way to derive the next
-//! snapshot from the published one without rebuilding everything. Prefixes shorter than /8
-//! are kept apart (at most 255 of them) and resolved per block by `inherit`, so a default
-//! route change never rebuilds a block.
+//! The lookup form is what the measurements shaped (`mplsrouter bench-lookup`, full
+//! view, random keys, on the 2-core VM: Emerald Rapids, 2 MiB L2 per core, 300 MiB L3):
+//! - One top array and one arena for all records, instead of per-block arrays behind
+//!   `Arc`s: a lookup is three dependent loads (top entry, record header, leaf) with no
+//!   pointer chasing through block headers.
+//! - A record holds its node's bitmaps, child offsets and leaves together, leaves as u16
+//!   when every value fits, and is placed so that one that fits a cache line does not
+//!   straddle two: the leaf usually comes with the header's line or the next one.
+//!   Full view: 5.0 MiB (1 MiB top, 4 MiB records) instead of 6.2 MiB.
+//! - Both live in 2 MiB-aligned mappings advised `MADV_HUGEPAGE` (`huge.rs`): a table is
+//!   a handful of TLB entries instead of ~1,300 4 KiB pages.
+//! - The batched lookup reads all top entries of a burst first, prefetching each record,
+//!   then finishes the keys (`batch.rs`).
 //!
-//! Values are stored as `value + 1` (0: no route), so the largest value is [`MAX_VALUE`].
-//! Batched lookups ([`Lpm4::lookup_batch`]) prefetch the top-level entry of keys further
-//! on while finishing the current one (see `batch.rs` for what was measured against what).
+//! Together these took the batched lookup from 0.76x to 2x `rte_lpm_lookup_bulk` (see
+//! the README for the figures, and `batch.rs` for the variants that lost).
 //!
-//! Memory is per block (a few KiB to a few hundred KiB each), which suits copy-on-write but
-//! not hugepage backing; a frozen, single-arena layout for hugepages is a possible next step.
-//! Bulk loads should use [`Lpm4::from_prefixes`] (the full view builds in about 60-80 ms);
+//! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
+//! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
+//! those chunks again in the lookup form: their records are appended to the shared arena
+//! and their top entries written into this table's top array (copied first, 1 MiB, if a
+//! clone still shares it). Published snapshots never see a write. When the arena is full
+//! (its slack is as large as its contents, at least 4 MiB) the whole table is laid out
+//! afresh, which drops the records of replaced chunks. Cloning an `Lpm4` costs 256
+//! reference counts for the blocks and two for the lookup form: the way to derive the
+//! next snapshot from the published one. Prefixes shorter than /8 are kept apart (at
+//! most 255 of them) and resolved per block by `inherit`, so a default route change
+//! never lays out a block again.
+//!
+//! Values are stored as `value + 1` (0: no route), so the largest value is [`MAX_VALUE`];
+//! a value over 65534 switches the lookup form to u32 leaves.
+//! Bulk loads should use [`Lpm4::from_prefixes`] (the full view builds in about 0.2 s);
 //! repeated [`Lpm4::insert`] is correct but rebuilds a chunk per prefix.
 //!
 //! This module must never allocate or lock in a lookup.

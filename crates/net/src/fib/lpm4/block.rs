@@ -1,5 +1,6 @@
 //! One /8 block of the [`super::Lpm4`]: its prefixes (the control-plane copy) and the
-//! Poptrie arrays built from them.
+//! Poptrie arrays built from them, from which the lookup form (`flat.rs`) lays out the
+//! chunks that changed. Lookups never read a block.
 //!
 //! A block is the unit of copy-on-write: cloning an `Lpm4` shares all 256 blocks, and an
 //! update copies only the block it touches. Inside a block, an update rebuilds only the /18
