@@ -5,14 +5,16 @@
 //! top entry and prefetches the record that entry points to, then it finishes every key
 //! (record header, leaf; rarely a deeper record). The top entries are independent loads,
 //! so the first phase keeps as many misses in flight as the core allows, and by the time
-//! the second phase reads a record its line is on the way or there. Measured against
-//! (full view, random keys; all on the 2-core VM, which was shared and noisy, so the
-//! figures are the best of interleaved runs): prefetching the top entry 16 keys ahead
-//! and walking each key in turn (the layout before this one used that: 1.6-1.9x slower
-//! than the two phases on the new layout), and three phases that also prefetch the leaf
-//! before reading it (no better than two: the leaf is usually in the header's line or
-//! the next, which the second phase gets with the header). An earlier per-key state
-//! machine lost to its branch mispredictions.
+//! the second phase reads a record its line is on the way or there. Variants measured on
+//! the full view with random keys (best of interleaved passes over 128k-key segments on
+//! the shared 2-core VM under load, one run, so only the order is solid; ns/lookup): the
+//! previous layout's loop (prefetch the top entry 16 keys ahead, walk each key) 31.5,
+//! the same loop on the new layout 22.1, three phases that also prefetch the leaf before
+//! reading it 16.3, and these two phases 13.7 (the new-layout variants there without
+//! the popcnt instruction). With popcnt, in a later run: two phases 7.6, three 9.4;
+//! aligning 17-32-word records to 128 bytes (the pair of lines the L2 prefetcher fetches
+//! together) did not help either (8.0 and 9.6, for 4% more memory). An earlier per-key
+//! state machine lost to its branch mispredictions.
 
 use super::Lpm4;
 
