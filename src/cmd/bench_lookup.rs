@@ -32,10 +32,6 @@ pub struct BenchLookupArgs {
     pub next_hops: u32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Also back rte_lpm's tbl24 with transparent hugepages (MADV_COLLAPSE) when the EAL
-    /// has no hugetlbfs pages, as Lpm4's arrays are.
-    #[arg(long)]
-    pub rte_thp: bool,
 }
 
 const BATCH: usize = 64;
@@ -163,10 +159,6 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
             .with_context(|| format!("rte_lpm_add {p:#x}/{l}"))?;
     }
     let rte_build = t.elapsed();
-    if a.rte_thp {
-        let n = rte.collapse_tbl24_to_hugepages();
-        println!("rte_lpm tbl24: {} MiB collapsed to hugepages", n >> 20);
-    }
 
     let keys: Vec<u32> = if a.keys == "random" {
         net::fib::prefix_list::random_keys_in(&uniq, a.count, a.seed)

@@ -106,33 +106,6 @@ impl RteLpm {
         hop
     }
 
-    /// Asks the kernel to back `tbl24` (64 MiB) with transparent hugepages now
-    /// (`MADV_HUGEPAGE` then `MADV_COLLAPSE`, Linux 6.1+), for a comparison where both
-    /// sides avoid TLB misses when the EAL runs without hugetlbfs pages (`--no-huge`).
-    /// Returns how many bytes the kernel collapsed, 0 when it refused.
-    pub fn collapse_tbl24_to_hugepages(&mut self) -> usize {
-        const HUGE: usize = 2 << 20;
-        const MADV_COLLAPSE: libc::c_int = 25;
-        // SAFETY: `raw` is our live table; we only take the address of its tbl24 field.
-        let start = unsafe { std::ptr::addr_of!((*self.raw.as_ptr()).tbl24) } as usize;
-        let end = start + dpdk_sys::RTE_LPM_TBL24_NUM_ENTRIES as usize * 4;
-        let (lo, hi) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if hi <= lo {
-            return 0;
-        }
-        // SAFETY: [lo, hi) lies inside tbl24, memory this process owns and keeps mapped;
-        // both advices only change how it is backed, never its contents.
-        let ok = unsafe {
-            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE) == 0
-                && libc::madvise(lo as *mut libc::c_void, hi - lo, MADV_COLLAPSE) == 0
-        };
-        if ok {
-            hi - lo
-        } else {
-            0
-        }
-    }
-
     /// Bytes of the lookup tables and rules (tbl24 is fixed at 2^24 entries).
     pub fn memory_bytes(&self) -> usize {
         let entry = 4usize;

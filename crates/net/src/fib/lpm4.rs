@@ -26,8 +26,27 @@
 //! - The batched lookup reads all top entries of a burst first, prefetching each record,
 //!   then finishes the keys (`batch.rs`).
 //!
-//! Together these took the batched lookup from 0.76x to 2x `rte_lpm_lookup_bulk` (see
-//! the README for the figures, and `batch.rs` for the variants that lost).
+//! Together these took the batched lookup from 0.76x to 1.6x `rte_lpm`'s best batched
+//! API on the full view (1.0x to 1.7x on the 2014 RIB), measured side by side on the
+//! loaded VM (README; `batch.rs` has the variants that lost). The 2x is not
+//! reached, and a probe of random loads over arrays of each size (independent keys, so
+//! the core overlaps their misses as in a batch; ns per key, one run while a build
+//! used the other core) shows why:
+//!
+//! | array | 1 load | 2 dependent | 3 dependent |
+//! | --- | --- | --- | --- |
+//! | 1 MiB | 0.9 | 1.2 | 1.9 |
+//! | 4 MiB | 2.4-2.5 | 3.8-4.4 | 5.2-5.9 |
+//! | 8 MiB | 3.1-3.3 | 4.7-4.9 | 6.8 |
+//! | 64 MiB, 4 KiB pages | 9.3 | 18.0 | 26.4 |
+//! | 64 MiB, hugepages | 7.7 | 13.9 | 21.4 |
+//!
+//! `rte_lpm` is the 64 MiB single load (its bulk lookup ran at 8.6 ns then), this table
+//! is about the three dependent loads in 5 MiB with the first in 1 MiB, so about 1.6-1.8x
+//! is what three dependent loads allow against one, and about 1.4x against an `rte_lpm`
+//! on hugepages (not measurable here: the EAL has no hugetlbfs pages). 2x needs a lookup that touches L3 once or twice
+//! only: e.g. uncompressed 64-entry leaf arrays per /18 (top entry, leaf: two loads,
+//! about 9.5 MiB for the full view), not tried for lack of time.
 //!
 //! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
 //! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
