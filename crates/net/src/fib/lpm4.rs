@@ -26,7 +26,7 @@
 //! - The batched lookup reads all top entries of a burst first, prefetching each record,
 //!   then finishes the keys (`batch.rs`).
 //!
-//! Together these took the batched lookup from 0.76x to 1.6x `rte_lpm`'s best batched
+//! Together these took the batched lookup from 0.8x to 1.4-1.6x `rte_lpm`'s best batched
 //! API on the full view (1.0x to 1.7x on the 2014 RIB), measured side by side on the
 //! loaded VM (README; `batch.rs` has the variants that lost). The 2x is not
 //! reached, and a probe of random loads over arrays of each size (independent keys, so
