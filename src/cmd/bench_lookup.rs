@@ -23,7 +23,8 @@ pub struct BenchLookupArgs {
     /// Number of random keys.
     #[arg(long, default_value_t = 1 << 22)]
     pub count: usize,
-    /// Seconds per measurement (each figure is the best of the passes in that time).
+    /// Seconds per contender: the five measurements take turns for five times this long,
+    /// and each figure is its best pass.
     #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
     /// Distinct next-hop values spread over the prefixes by a fixed hash.
@@ -102,18 +103,23 @@ fn dst_of_frame(f: &[u8]) -> Option<u32> {
     ))
 }
 
-/// Best rate in million lookups per second over passes of `f` for `secs`.
-fn measure(keys: usize, secs: f64, mut f: impl FnMut() -> u64) -> f64 {
-    let mut best = f64::MAX;
+/// Best rate (million lookups per second) of each of `fs` over passes taken in turn for
+/// `secs` per function: interleaving gives every contender the same share of a busy
+/// machine's quiet and loud moments, so the ratios hold even when absolute rates wander.
+fn measure_interleaved(keys: usize, secs: f64, fs: &mut [&mut dyn FnMut() -> u64]) -> Vec<f64> {
+    let mut best = vec![f64::MAX; fs.len()];
     let start = Instant::now();
-    let mut passes = 0;
-    while passes < 2 || start.elapsed() < Duration::from_secs_f64(secs) {
-        let t = Instant::now();
-        black_box(f());
-        best = best.min(t.elapsed().as_secs_f64());
-        passes += 1;
+    let total = Duration::from_secs_f64(secs * fs.len() as f64);
+    let mut rounds = 0;
+    while rounds < 2 || start.elapsed() < total {
+        for (f, b) in fs.iter_mut().zip(best.iter_mut()) {
+            let t = Instant::now();
+            black_box(f());
+            *b = b.min(t.elapsed().as_secs_f64());
+        }
+        rounds += 1;
     }
-    keys as f64 / best / 1e6
+    best.iter().map(|b| keys as f64 / b / 1e6).collect()
 }
 
 pub fn run(a: BenchLookupArgs) -> Result<i32> {
@@ -200,41 +206,51 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
     println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
 
     let n = keys.len();
-    let ours_single = measure(n, a.seconds, || {
-        keys.iter()
-            .map(|&k| ours.lookup(k).unwrap_or(0) as u64)
-            .sum()
-    });
-    let rte_single = measure(n, a.seconds, || {
-        keys.iter()
-            .map(|&k| rte.lookup(k).unwrap_or(0) as u64)
-            .sum()
-    });
     let mut out = [0u32; BATCH];
-    let ours_batched = measure(n, a.seconds, || {
-        let mut s = 0u64;
-        for kc in keys.chunks(BATCH) {
-            ours.lookup_batch(kc, &mut out[..kc.len()]);
-            s += out[0] as u64;
-        }
-        s
-    });
-    let rte_bulk = measure(n, a.seconds, || {
-        let mut s = 0u64;
-        for kc in keys.chunks(BATCH) {
-            rte.lookup_bulk(kc, &mut out[..kc.len()], NO_ROUTE);
-            s += out[0] as u64;
-        }
-        s
-    });
-    let rte_x4 = measure(n, a.seconds, || {
-        let mut s = 0u64;
-        for kc in keys.chunks_exact(4) {
-            let h = rte.lookup_x4(&[kc[0], kc[1], kc[2], kc[3]], NO_ROUTE);
-            s += h[0] as u64;
-        }
-        s
-    });
+    let mut out2 = [0u32; BATCH];
+    let rates = measure_interleaved(
+        n,
+        a.seconds,
+        &mut [
+            &mut || {
+                keys.iter()
+                    .map(|&k| ours.lookup(k).unwrap_or(0) as u64)
+                    .sum()
+            },
+            &mut || {
+                keys.iter()
+                    .map(|&k| rte.lookup(k).unwrap_or(0) as u64)
+                    .sum()
+            },
+            &mut || {
+                let mut s = 0u64;
+                for kc in keys.chunks(BATCH) {
+                    ours.lookup_batch(kc, &mut out[..kc.len()]);
+                    s += out[0] as u64;
+                }
+                s
+            },
+            &mut || {
+                let mut s = 0u64;
+                for kc in keys.chunks(BATCH) {
+                    rte.lookup_bulk(kc, &mut out2[..kc.len()], NO_ROUTE);
+                    s += out2[0] as u64;
+                }
+                s
+            },
+            &mut || {
+                let mut s = 0u64;
+                for kc in keys.chunks_exact(4) {
+                    let h = rte.lookup_x4(&[kc[0], kc[1], kc[2], kc[3]], NO_ROUTE);
+                    s += h[0] as u64;
+                }
+                s
+            },
+        ],
+    );
+    let [ours_single, rte_single, ours_batched, rte_bulk, rte_x4] = rates[..] else {
+        unreachable!("five contenders")
+    };
     let rte_batched = rte_bulk.max(rte_x4);
 
     let mib = |b: usize| b as f64 / (1024.0 * 1024.0);

@@ -202,6 +202,15 @@ enum Op {
     Remove(usize),
 }
 
+/// Values past u16 too, so that tables switch to wide leaves part-way.
+fn arb_op_wide() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (arb_prefix(), 0u32..50).prop_map(|((a, l), v)| Op::Insert(a, l, v)),
+        1 => (arb_prefix(), 65_000u32..=net::fib::MAX_VALUE).prop_map(|((a, l), v)| Op::Insert(a, l, v)),
+        1 => any::<usize>().prop_map(Op::Remove),
+    ]
+}
+
 fn arb_op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => (arb_prefix(), 0u32..50).prop_map(|((a, l), v)| Op::Insert(a, l, v)),
@@ -215,11 +224,26 @@ proptest! {
     #[test]
     fn matches_scan_reference(ops in prop::collection::vec(arb_op(), 1..80),
                               keys in prop::collection::vec(any::<u32>(), 0..64)) {
+        run_ops(ops, keys)?;
+    }
+
+    #[test]
+    fn matches_scan_reference_with_wide_values(ops in prop::collection::vec(arb_op_wide(), 1..80),
+                                               keys in prop::collection::vec(any::<u32>(), 0..64)) {
+        run_ops(ops, keys)?;
+    }
+}
+
+fn run_ops(ops: Vec<Op>, keys: Vec<u32>) -> Result<(), TestCaseError> {
+    {
         let mut lpm = Lpm4::new();
         let mut r = ScanRef::default();
         for op in ops {
             match op {
-                Op::Insert(a, l, v) => { lpm.insert(a, l, v); r.insert(a, l, v); }
+                Op::Insert(a, l, v) => {
+                    lpm.insert(a, l, v);
+                    r.insert(a, l, v);
+                }
                 Op::Remove(i) if !r.prefixes.is_empty() => {
                     let (a, l, _) = r.prefixes[i % r.prefixes.len()];
                     prop_assert_eq!(lpm.remove(a, l), r.remove(a, l));
@@ -239,4 +263,5 @@ proptest! {
             prop_assert_eq!(bulk.lookup(k), r.lookup(k));
         }
     }
+    Ok(())
 }

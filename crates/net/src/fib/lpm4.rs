@@ -1,43 +1,81 @@
 //! IPv4 longest-prefix match: a Poptrie (Asai & Ohara, SIGCOMM 2015) with an 18-bit
-//! direct-pointing top level, split into 256 copy-on-write /8 blocks.
+//! direct-pointing top level, kept in two forms: copy-on-write /8 blocks (the control
+//! plane) and a flat lookup form laid out from them (`flat.rs`).
 //!
-//! Why this structure: on uniformly random destinations the cost of a lookup is the number
-//! of cache misses, so the table must be small and the path short. DIR-24-8 (`rte_lpm`)
-//! needs 64 MiB for its first level, so nearly every lookup misses L1/L2 (and the TLB
-//! without hugepages). Poptrie keeps a full view in a few MiB (6.2 MiB for the 901,899
-//! prefixes of shared/data with 32-bit leaves and 300 distinct next hops spread at
-//! random, 4.2 MiB for the 2014 RIB): a 1 MiB array indexed by the top 18 bits answers lookups
-//! directly (no /19+ prefix in that /18), and the rest walk 64-ary nodes whose children and
-//! leaves are found by a popcount over a bitmap, with runs of equal leaves stored once.
-//! /19–/24 resolve in one node, /25–/30 in two. DXR is as small but ends in a binary
-//! search (several dependent loads); a Tree Bitmap needs more loads per level.
+//! Why this structure: on uniformly random destinations the cost of a lookup is its cache
+//! and TLB misses, so the table must be small and the chain of dependent loads short.
+//! DIR-24-8 (`rte_lpm`) reads one entry of a 64 MiB table: one miss to L3 (or memory) and,
+//! on 4 KiB pages, a TLB miss per lookup. Poptrie keeps the full view in about 5 MiB:
+//! a top array indexed by the top 18 bits (1 MiB) answers directly when no /19+ prefix
+//! falls in that /18, and otherwise points at a 64-ary node whose children and leaves are
+//! found by a popcount over a bitmap, with runs of equal leaves stored once. /19-/24
+//! resolve in one node, /25-/30 in two. DXR is as small but ends in a binary search
+//! (several dependent loads); a Tree Bitmap needs more loads per level.
 //!
-//! Updates: the table keeps its prefixes (the control-plane copy) per /8 block next to the
-//! arrays built from them. A change rebuilds only the /18 chunks whose answer changed and
-//! appends their new subtrees to the block's arrays; a block compacts (copies its live
-//! subtrees into fresh arrays) when the garbage outweighs live data. Blocks are `Arc`s, so cloning an `Lpm4` costs 256 reference
-//! counts and a changed clone copies only the blocks it touches: the way to derive the next
-//! snapshot from the published one without rebuilding everything. Prefixes shorter than /8
-//! are kept apart (at most 255 of them) and resolved per block by `inherit`, so a default
-//! route change never rebuilds a block.
+//! The lookup form is what the measurements shaped (`mplsrouter bench-lookup`, full
+//! view, random keys, on the 2-core VM: Emerald Rapids, 2 MiB L2 per core, 300 MiB L3):
+//! - One top array and one arena for all records, instead of per-block arrays behind
+//!   `Arc`s: a lookup is three dependent loads (top entry, record header, leaf) with no
+//!   pointer chasing through block headers.
+//! - A record holds its node's bitmaps, child offsets and leaves together, leaves as u16
+//!   when every value fits, and is placed so that one that fits a cache line does not
+//!   straddle two: the leaf usually comes with the header's line or the next one.
+//!   Full view: 5.0 MiB (1 MiB top, 4 MiB records) instead of 6.2 MiB.
+//! - Both live in 2 MiB-aligned mappings advised `MADV_HUGEPAGE` (`huge.rs`): a table is
+//!   a handful of TLB entries instead of ~1,300 4 KiB pages.
+//! - The batched lookup reads all top entries of a burst first, prefetching each record,
+//!   then finishes the keys (`batch.rs`).
 //!
-//! Values are stored as `value + 1` (0: no route), so the largest value is [`MAX_VALUE`].
-//! Batched lookups ([`Lpm4::lookup_batch`]) prefetch the top-level entry of keys further
-//! on while finishing the current one (see `batch.rs` for what was measured against what).
+//! Together these took the batched lookup from 0.8x to 1.4-1.6x `rte_lpm`'s best batched
+//! API on the full view (1.0x to 1.7x on the 2014 RIB), measured side by side on the
+//! loaded VM (README; `batch.rs` has the variants that lost). The 2x is not
+//! reached, and a probe of random loads over arrays of each size (independent keys, so
+//! the core overlaps their misses as in a batch; ns per key, one run while a build
+//! used the other core) shows why:
 //!
-//! Memory is per block (a few KiB to a few hundred KiB each), which suits copy-on-write but
-//! not hugepage backing; a frozen, single-arena layout for hugepages is a possible next step.
-//! Bulk loads should use [`Lpm4::from_prefixes`] (the full view builds in about 60-80 ms);
+//! | array | 1 load | 2 dependent | 3 dependent |
+//! | --- | --- | --- | --- |
+//! | 1 MiB | 0.9 | 1.2 | 1.9 |
+//! | 4 MiB | 2.4-2.5 | 3.8-4.4 | 5.2-5.9 |
+//! | 8 MiB | 3.1-3.3 | 4.7-4.9 | 6.8 |
+//! | 64 MiB, 4 KiB pages | 9.3 | 18.0 | 26.4 |
+//! | 64 MiB, hugepages | 7.7 | 13.9 | 21.4 |
+//!
+//! `rte_lpm` is the 64 MiB single load (its bulk lookup ran at 8.6 ns then), this table
+//! is about the three dependent loads in 5 MiB with the first in 1 MiB, so about 1.6-1.8x
+//! is what three dependent loads allow against one, and about 1.4x against an `rte_lpm`
+//! on hugepages (not measurable here: the EAL has no hugetlbfs pages). 2x needs a lookup that touches L3 once or twice
+//! only: e.g. uncompressed 64-entry leaf arrays per /18 (top entry, leaf: two loads,
+//! about 9.5 MiB for the full view), not tried for lack of time.
+//!
+//! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
+//! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
+//! those chunks again in the lookup form: their records are appended to the shared arena
+//! and their top entries written into this table's top array (copied first, 1 MiB, if a
+//! clone still shares it). Published snapshots never see a write. When the arena is full
+//! (its slack is as large as its contents, at least 4 MiB) the whole table is laid out
+//! afresh, which drops the records of replaced chunks. Cloning an `Lpm4` costs 256
+//! reference counts for the blocks and two for the lookup form: the way to derive the
+//! next snapshot from the published one. Prefixes shorter than /8 are kept apart (at
+//! most 255 of them) and resolved per block by `inherit`, so a default route change
+//! never lays out a block again.
+//!
+//! Values are stored as `value + 1` (0: no route), so the largest value is [`MAX_VALUE`];
+//! a value over 65534 switches the lookup form to u32 leaves.
+//! Bulk loads should use [`Lpm4::from_prefixes`] (the full view builds in about 0.2 s);
 //! repeated [`Lpm4::insert`] is correct but rebuilds a chunk per prefix.
 //!
 //! This module must never allocate or lock in a lookup.
 
 mod batch;
 mod block;
+mod flat;
+mod huge;
 
 use std::sync::Arc;
 
-use block::{mask, Block, Pfx};
+use block::{mask, Block, Pfx, TOP_BITS};
+use flat::Flat;
 
 /// Sentinel written by [`Lpm4::lookup_batch`] for a destination with no route.
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -59,6 +97,7 @@ pub struct Lpm4 {
     /// Prefixes shorter than /8, sorted by (addr, len).
     short: Vec<Pfx>,
     len: usize,
+    flat: Flat,
 }
 
 impl Default for Lpm4 {
@@ -79,8 +118,10 @@ impl Lpm4 {
     /// An empty table.
     pub fn new() -> Lpm4 {
         let empty = Arc::new(Block::empty());
+        let blocks: Box<[Arc<Block>; BLOCKS]> = Box::new(std::array::from_fn(|_| empty.clone()));
         Lpm4 {
-            blocks: Box::new(std::array::from_fn(|_| empty.clone())),
+            flat: Flat::build(&blocks[..], &[0; BLOCKS]),
+            blocks,
             inherit: Box::new([0; BLOCKS]),
             short: Vec::new(),
             len: 0,
@@ -124,6 +165,7 @@ impl Lpm4 {
             k += n;
         }
         lpm.refresh_inherit(0, BLOCKS);
+        lpm.flat = Flat::build(&lpm.blocks[..], &lpm.inherit);
         lpm
     }
 
@@ -137,7 +179,17 @@ impl Lpm4 {
                 .filter(|p| base & mask(p.len) == p.addr)
                 .max_by_key(|p| p.len)
                 .map_or(0, |p| p.enc);
+            self.flat.set_inherit(b, self.inherit[b]);
         }
+    }
+
+    /// Lays out again, in the lookup form, the /18 chunks a change of `addr/len` (length
+    /// 8..=32) with encoded value `enc` may have touched.
+    fn relayout(&mut self, addr: u32, len: u8, enc: u32) {
+        let first = (addr >> 14) as usize;
+        let count = 1 << (TOP_BITS - len.min(TOP_BITS));
+        self.flat
+            .update(&self.blocks[..], first..first + count, enc);
     }
 
     fn short_range(addr: u32, len: u8) -> (usize, usize) {
@@ -168,9 +220,11 @@ impl Lpm4 {
             self.refresh_inherit(first, count);
             fresh
         } else {
-            Arc::make_mut(&mut self.blocks[(p.addr >> 24) as usize])
+            let fresh = Arc::make_mut(&mut self.blocks[(p.addr >> 24) as usize])
                 .insert(p)
-                .is_none()
+                .is_none();
+            self.relayout(p.addr, len, p.enc);
+            fresh
         };
         self.len += usize::from(fresh);
     }
@@ -191,7 +245,9 @@ impl Lpm4 {
         } else {
             let b = (addr >> 24) as usize;
             self.blocks[b].get(addr, len)?;
-            Arc::make_mut(&mut self.blocks[b]).remove(addr, len)?
+            let enc = Arc::make_mut(&mut self.blocks[b]).remove(addr, len)?;
+            self.relayout(addr, len, 0);
+            enc
         };
         self.len -= 1;
         Some(enc - 1)
@@ -213,22 +269,10 @@ impl Lpm4 {
         Some(enc - 1)
     }
 
-    /// Encoded result: value + 1, or 0 for no route.
-    #[inline(always)]
-    fn lookup_enc(&self, addr: u32) -> u32 {
-        let b = (addr >> 24) as usize;
-        let v = self.blocks[b].lookup(addr);
-        if v == 0 {
-            self.inherit[b]
-        } else {
-            v
-        }
-    }
-
     /// The value of the longest prefix covering `addr`.
     #[inline]
     pub fn lookup(&self, addr: u32) -> Option<u32> {
-        self.lookup_enc(addr).checked_sub(1)
+        batch::lookup(self, addr).checked_sub(1)
     }
 
     /// Looks up every address in `addrs`; `out[i]` gets the value or [`NO_ROUTE`].
@@ -248,23 +292,28 @@ impl Lpm4 {
         self.len == 0
     }
 
-    /// Bytes of the structure lookups read (top arrays, nodes, leaves, block table),
-    /// counting blocks shared by several /8s once.
+    /// Bytes of the structure lookups read: the top array and the used part of the
+    /// record arena (see `flat.rs`: it includes records of replaced chunks until the next
+    /// fresh layout).
     pub fn memory_bytes(&self) -> usize {
+        self.flat.bytes()
+    }
+
+    /// Bytes of the control-plane form (the prefixes and the per-block Poptrie arrays the
+    /// lookup form is laid out from), counting blocks shared by several /8s once. Lookups
+    /// never read it.
+    pub fn control_bytes(&self) -> usize {
         self.distinct_blocks()
-            .map(|b| b.lookup_bytes())
+            .map(|b| b.control_bytes() + b.lookup_bytes())
             .sum::<usize>()
             + std::mem::size_of_val(&*self.blocks)
             + std::mem::size_of_val(&*self.inherit)
+            + self.short.capacity() * std::mem::size_of::<Pfx>()
     }
 
-    /// Bytes of the control-plane copy of the prefixes, kept for incremental updates and
-    /// never read by lookups.
-    pub fn control_bytes(&self) -> usize {
-        self.distinct_blocks()
-            .map(|b| b.control_bytes())
-            .sum::<usize>()
-            + self.short.capacity() * std::mem::size_of::<Pfx>()
+    /// Whether the lookup form stores u16 leaves (every value is below 65535).
+    pub fn narrow_leaves(&self) -> bool {
+        self.flat.narrow()
     }
 
     /// Node and leaf counts (distinct blocks, nodes, leaves), for tuning and reports.

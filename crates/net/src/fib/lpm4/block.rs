@@ -1,5 +1,6 @@
 //! One /8 block of the [`super::Lpm4`]: its prefixes (the control-plane copy) and the
-//! Poptrie arrays built from them.
+//! Poptrie arrays built from them, from which the lookup form (`flat.rs`) lays out the
+//! chunks that changed. Lookups never read a block.
 //!
 //! A block is the unit of copy-on-write: cloning an `Lpm4` shares all 256 blocks, and an
 //! update copies only the block it touches. Inside a block, an update rebuilds only the /18
@@ -205,8 +206,9 @@ impl Block {
         }
     }
 
-    /// Encoded value for `addr` (0: no prefix of this block covers it).
-    #[inline(always)]
+    /// Encoded value for `addr` (0: no prefix of this block covers it), read from the
+    /// block's own arrays: the reference the lookup form is checked against.
+    #[cfg(test)]
     pub(super) fn lookup(&self, addr: u32) -> u32 {
         let t = self.top[chunk_of(addr)];
         if t & NODE == 0 {
@@ -217,8 +219,8 @@ impl Block {
     }
 
     /// Finishes a lookup whose top entry `t` points at a node.
-    #[inline(always)]
-    pub(super) fn walk(&self, t: u32, addr: u32) -> u32 {
+    #[cfg(test)]
+    fn walk(&self, t: u32, addr: u32) -> u32 {
         let x = below_chunk(addr);
         let mut n = &self.nodes[(t & !NODE) as usize];
         let mut shift = 12u32;

@@ -1,0 +1,543 @@
+//! The lookup layout of an [`super::Lpm4`]: one top array indexed by the top 18 bits of
+//! the address, and one arena of variable-size node records, both in hugepage-capable
+//! mappings ([`super::huge`]).
+//!
+//! A top entry is either an encoded value or `NODE | offset` of a record in the arena.
+//! A record is a Poptrie node followed by everything the lookup reads next:
+//!
+//! ```text
+//! word 0-1   vector   (u64) bit j set: slot j has a child record
+//! word 2-3   leafvec  (u64) bit j set: leaf slot j starts a new run of equal leaves
+//! word 4..   one u32 per child, its offset from this record
+//! then       the leaves, u16 each ("narrow", when every value fits) or u32
+//! ```
+//!
+//! so a lookup is: top entry, record header, leaf, where the leaf usually sits in the
+//! same cache line as the header (records are placed so that one that fits in a line
+//! does not straddle two) or the next one. Leaf value 0 means "no prefix of this /8
+//! block"; the lookup then takes the block's inherited value from prefixes shorter than /8.
+//!
+//! Updates never modify memory a published snapshot can read. The arena is append-only
+//! and shared by a table and the clones derived from it: a change appends the new
+//! records of the /18 chunks it touched (in space reserved by an atomic cursor, so clones
+//! changed independently never collide) and writes their top entries into the table's
+//! own top array, which is copied first if a clone still shares it. When the arena is
+//! full, the table is laid out afresh in a new arena, which drops the garbage.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::block::{Block, Node, CHUNKS, NODE};
+use super::huge::HugeBuf;
+use crate::prefetch::prefetch;
+
+/// Entries of the top array: one per /18.
+pub(super) const TOP_LEN: usize = 1 << 18;
+/// Words of a record header: the child bitmap and the leaf-run bitmap.
+const HDR: usize = 4;
+/// Words per cache line. Arena allocations are whole lines, so scratch offsets that are
+/// line-aligned stay line-aligned in the arena.
+const LINE: usize = 16;
+/// Free space a fresh arena gets beyond its contents, at least (words: 4 MiB), and as
+/// a multiple of the contents: changes append until it runs out.
+const MIN_SLACK: usize = if cfg!(test) { 1 << 10 } else { 1 << 20 };
+
+/// Top arrays of dropped tables, kept for the next change to copy into: a fresh mapping
+/// costs a hugepage fault (zeroing 2 MiB, sometimes compaction) that took a one-route
+/// change from 67 to 400 us median. Only changes and drops (control plane) take the lock.
+static SPARE_TOPS: Mutex<Vec<HugeBuf>> = Mutex::new(Vec::new());
+/// Spare top arrays kept at most (1 MiB each, backed by one hugepage).
+const MAX_SPARE_TOPS: usize = 4;
+
+/// A top array: `TOP_LEN` entries, recycled through `SPARE_TOPS` when dropped.
+#[derive(Debug)]
+struct Top(Option<HugeBuf>);
+
+impl Top {
+    /// A top array with unspecified contents (callers overwrite every entry).
+    fn any() -> Top {
+        let spare = SPARE_TOPS.lock().ok().and_then(|mut s| s.pop());
+        Top(Some(spare.unwrap_or_else(|| HugeBuf::zeroed(TOP_LEN))))
+    }
+
+    fn buf(&self) -> &HugeBuf {
+        self.0.as_ref().expect("a live top array has its buffer")
+    }
+
+    fn buf_mut(&mut self) -> &mut HugeBuf {
+        self.0.as_mut().expect("a live top array has its buffer")
+    }
+}
+
+impl Drop for Top {
+    fn drop(&mut self) {
+        if let (Some(b), Ok(mut spare)) = (self.0.take(), SPARE_TOPS.lock()) {
+            if spare.len() < MAX_SPARE_TOPS {
+                spare.push(b);
+            }
+        }
+    }
+}
+
+/// Append-only store of records, shared by the snapshots derived from one another.
+#[derive(Debug)]
+pub(super) struct Arena {
+    buf: HugeBuf,
+    /// Words handed out; a multiple of `LINE`.
+    used: AtomicUsize,
+}
+
+impl Arena {
+    fn with_capacity(words: usize) -> Arena {
+        Arena {
+            buf: HugeBuf::zeroed(words.next_multiple_of(LINE).max(LINE)),
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Reserves `n` words (rounded up to whole lines) for the caller alone; `None` when
+    /// the arena is full.
+    fn alloc(&self, n: usize) -> Option<usize> {
+        let n = n.next_multiple_of(LINE);
+        let mut cur = self.used.load(Ordering::Relaxed);
+        loop {
+            if cur + n > self.buf.len() {
+                return None;
+            }
+            match self.used.compare_exchange_weak(
+                cur,
+                cur + n,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(cur),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Stores `words` at `at`, a range the caller reserved with `alloc` and has not yet
+    /// made reachable from any top array.
+    fn write(&self, at: usize, words: &[u32]) {
+        assert!(at + words.len() <= self.used.load(Ordering::Relaxed));
+        // SAFETY: the range is inside the buffer (`used` <= len, checked above), `alloc`
+        // handed it to this caller alone, and no top array points into it yet, so no one
+        // reads it while it is written. Lookups reach it only through a top array that a
+        // `&mut Lpm4` updated after this write; sharing that table with other threads
+        // (net::rcu publishes with a release store) orders this write before their reads.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                words.as_ptr(),
+                self.buf.as_mut_ptr().add(at),
+                words.len(),
+            )
+        };
+    }
+
+    fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// Words of the record of `node` alone (header, child offsets, leaves).
+fn record_words(node: &Node, narrow: bool) -> usize {
+    let nl = node.leafvec.count_ones() as usize;
+    HDR + node.vector.count_ones() as usize + if narrow { nl.div_ceil(2) } else { nl }
+}
+
+/// Appends the record of block node `n` and its descendants to `out` (whose start will
+/// be line-aligned in the arena) and returns where the record starts. A record moves to
+/// the next cache line when that keeps it, or its header, from straddling two lines.
+fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> usize {
+    let node = blk.nodes[n];
+    let size = record_words(&node, narrow);
+    let in_line = out.len() % LINE;
+    if in_line != 0 && (size > LINE || in_line + size > LINE) {
+        out.resize(out.len().next_multiple_of(LINE), 0);
+    }
+    let at = out.len();
+    let nc = node.vector.count_ones() as usize;
+    let nl = node.leafvec.count_ones() as usize;
+    out.extend([
+        node.vector as u32,
+        (node.vector >> 32) as u32,
+        node.leafvec as u32,
+        (node.leafvec >> 32) as u32,
+    ]);
+    out.resize(at + HDR + nc, 0);
+    let leaves = &blk.leaves[node.base0 as usize..][..nl];
+    if narrow {
+        for pair in leaves.chunks(2) {
+            out.push(pair[0] | pair.get(1).map_or(0, |&v| v << 16));
+        }
+    } else {
+        out.extend_from_slice(leaves);
+    }
+    for k in 0..nc {
+        let child = emit(blk, node.base1 as usize + k, narrow, out);
+        out[at + HDR + k] = (child - at) as u32;
+    }
+    at
+}
+
+/// Whether every value `blk` stores fits a narrow (u16) leaf.
+fn fits_narrow(blk: &Block) -> bool {
+    let narrow = |v: u32| v <= u32::from(u16::MAX);
+    blk.leaves.iter().all(|&v| narrow(v)) && blk.top.iter().all(|&t| t & NODE != 0 || narrow(t))
+}
+
+/// The lookup form of an [`super::Lpm4`]; see the module docs.
+#[derive(Debug, Clone)]
+pub(super) struct Flat {
+    top: Arc<Top>,
+    arena: Arc<Arena>,
+    /// Per /8 block: the encoded value of the longest prefix shorter than /8 covering it.
+    inherit: Box<[u32; 256]>,
+    /// Leaves are u16 (every encoded value fits), else u32.
+    narrow: bool,
+}
+
+/// The records of some chunks laid out in scratch space: `(top index, value or record
+/// offset in `words`)`.
+struct Layout {
+    words: Vec<u32>,
+    entries: Vec<(usize, u32, bool)>,
+}
+
+impl Layout {
+    fn new() -> Layout {
+        Layout {
+            words: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
+
+    fn add_chunk(&mut self, blocks: &[Arc<Block>], i: usize, narrow: bool) {
+        let blk = &blocks[i / CHUNKS];
+        let e = blk.top[i % CHUNKS];
+        if e & NODE == 0 {
+            self.entries.push((i, e, false));
+        } else {
+            let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.words);
+            let at = u32::try_from(at)
+                .ok()
+                .filter(|&a| a < NODE)
+                .expect("LPM arena offset overflow");
+            self.entries.push((i, at, true));
+        }
+    }
+
+    /// Copies the records into `arena` and the entries into `top`; `false` (and nothing
+    /// written) if the arena is full.
+    fn commit(&self, arena: &Arena, top: &mut [u32]) -> bool {
+        let base = if self.words.is_empty() {
+            0
+        } else {
+            match arena.alloc(self.words.len()) {
+                Some(b) => b,
+                None => return false,
+            }
+        };
+        if base + self.words.len() >= NODE as usize {
+            return false;
+        }
+        arena.write(base, &self.words);
+        for &(i, v, node) in &self.entries {
+            top[i] = if node { NODE | (base as u32 + v) } else { v };
+        }
+        true
+    }
+}
+
+impl Flat {
+    /// Lays out all `blocks` in a fresh arena.
+    pub(super) fn build(blocks: &[Arc<Block>], inherit: &[u32; 256]) -> Flat {
+        let narrow = blocks.iter().all(|b| fits_narrow(b));
+        let mut layout = Layout::new();
+        for i in 0..TOP_LEN {
+            layout.add_chunk(blocks, i, narrow);
+        }
+        let live = layout.words.len();
+        let arena = Arena::with_capacity(live + live.max(MIN_SLACK));
+        let mut top = Top::any();
+        assert_eq!(layout.entries.len(), TOP_LEN, "every top entry is laid out");
+        assert!(
+            layout.commit(&arena, top.buf_mut().as_mut_slice()),
+            "a fresh LPM arena holds its contents"
+        );
+        Flat {
+            top: Arc::new(top),
+            arena: Arc::new(arena),
+            inherit: Box::new(*inherit),
+            narrow,
+        }
+    }
+
+    /// Lays out again the /18 chunks `chunks` (top indices) of `blocks`, after they
+    /// changed; the whole table when the arena is full or a value no longer fits.
+    pub(super) fn update(
+        &mut self,
+        blocks: &[Arc<Block>],
+        chunks: std::ops::Range<usize>,
+        widest: u32,
+    ) {
+        if self.narrow && widest > u32::from(u16::MAX) {
+            *self = Flat::build(blocks, &self.inherit);
+            return;
+        }
+        let mut layout = Layout::new();
+        for i in chunks {
+            layout.add_chunk(blocks, i, self.narrow);
+        }
+        if Arc::get_mut(&mut self.top).is_none() {
+            let mut top = Top::any();
+            top.buf_mut()
+                .as_mut_slice()
+                .copy_from_slice(self.top.buf().as_slice());
+            self.top = Arc::new(top);
+        }
+        let top = Arc::get_mut(&mut self.top).expect("top array unshared just above");
+        if !layout.commit(&self.arena, top.buf_mut().as_mut_slice()) {
+            *self = Flat::build(blocks, &self.inherit);
+        }
+    }
+
+    pub(super) fn set_inherit(&mut self, block: usize, enc: u32) {
+        self.inherit[block] = enc;
+    }
+
+    /// Bytes lookups can read: the top array, the arena's used part (records of this
+    /// table, and garbage and other clones' records until the next fresh layout), and
+    /// the inherited values.
+    pub(super) fn bytes(&self) -> usize {
+        (TOP_LEN + self.arena.used() + self.inherit.len()) * 4
+    }
+
+    /// Whether leaves are u16.
+    pub(super) fn narrow(&self) -> bool {
+        self.narrow
+    }
+
+    #[inline(always)]
+    fn top_entry(&self, addr: u32) -> u32 {
+        // SAFETY: the top array has 2^18 entries and `addr >> 14` < 2^18.
+        unsafe { *self.top.buf().as_ptr().add((addr >> 14) as usize) }
+    }
+
+    /// Encoded value for `addr` (value + 1, 0: no route).
+    #[inline(always)]
+    pub(super) fn lookup(&self, addr: u32) -> u32 {
+        let t = self.top_entry(addr);
+        let v = if t & NODE == 0 {
+            t
+        } else {
+            self.walk((t & !NODE) as usize, addr)
+        };
+        self.or_inherit(v, addr)
+    }
+
+    #[inline(always)]
+    fn or_inherit(&self, v: u32, addr: u32) -> u32 {
+        if v == 0 {
+            self.inherit[(addr >> 24) as usize]
+        } else {
+            v
+        }
+    }
+
+    /// Finishes a lookup at the record at word `o`.
+    #[inline(always)]
+    fn walk(&self, mut o: usize, addr: u32) -> u32 {
+        let a = self.arena.buf.as_ptr();
+        // The 14 bits below the /18, left-aligned in 18 so that each level takes 6.
+        let x = (addr & 0x3FFF) << 4;
+        let mut shift = 12u32;
+        loop {
+            // SAFETY: `o` is a record reachable from this table's top array, so it was
+            // written inside the arena before that entry was (and is never written
+            // again); child offsets and leaf positions stay inside the record and its
+            // descendants by construction (`emit`).
+            unsafe {
+                let vector = a.add(o).cast::<u64>().read_unaligned();
+                let bit = 1u64 << ((x >> shift) & 63);
+                if vector & bit != 0 {
+                    o += *a.add(o + HDR + (vector & (bit - 1)).count_ones() as usize) as usize;
+                    shift = shift.wrapping_sub(6);
+                } else {
+                    let leafvec = a.add(o + 2).cast::<u64>().read_unaligned();
+                    let first = a.add(o + HDR + vector.count_ones() as usize).cast::<u8>();
+                    let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
+                    return if self.narrow {
+                        u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
+                    } else {
+                        first.add(i * 4).cast::<u32>().read_unaligned()
+                    };
+                }
+            }
+        }
+    }
+
+    /// Batched lookup; see `batch.rs`.
+    #[inline(always)]
+    pub(super) fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
+        const B: usize = 64;
+        let a = self.arena.buf.as_ptr();
+        for (ks, os) in addrs.chunks(B).zip(out.chunks_mut(B)) {
+            let mut t = [0u32; B];
+            for (e, &k) in t.iter_mut().zip(ks) {
+                *e = self.top_entry(k);
+                // Value entries prefetch the arena's first line: harmless, and no branch.
+                let off = if *e & NODE != 0 { *e & !NODE } else { 0 };
+                prefetch(a.wrapping_add(off as usize));
+            }
+            for ((&e, &k), o) in t.iter().zip(ks).zip(os.iter_mut()) {
+                let v = if e & NODE == 0 {
+                    e
+                } else {
+                    self.walk((e & !NODE) as usize, k)
+                };
+                *o = self.or_inherit(v, k).wrapping_sub(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Lpm4;
+    use super::*;
+
+    /// The lookup form against the blocks' own Poptrie arrays (the form it is laid out
+    /// from), on every address of the /18s `keys` fall in plus `keys` themselves.
+    fn check(lpm: &Lpm4, keys: &[u32]) {
+        let mut out = vec![0; keys.len()];
+        lpm.lookup_batch(keys, &mut out);
+        for (&k, &o) in keys.iter().zip(&out) {
+            let b = (k >> 24) as usize;
+            let v = lpm.blocks[b].lookup(k);
+            let want = if v == 0 { lpm.inherit[b] } else { v };
+            assert_eq!(lpm.flat.lookup(k), want, "{k:#010x}");
+            assert_eq!(o, want.wrapping_sub(1), "batch {k:#010x}");
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 32) as u32
+        }
+    }
+
+    fn random_prefix(r: &mut Rng) -> (u32, u8) {
+        // Crowd a few /8s so that chunks get deep records and many updates hit them.
+        let a = (r.next() & 0x03ff_ffff) | 0x0a00_0000;
+        let len = [8, 12, 16, 18, 19, 22, 24, 24, 24, 25, 28, 30, 31, 32][r.next() as usize % 14];
+        (a, len)
+    }
+
+    #[test]
+    fn updates_on_clones_share_the_arena_until_it_fills_then_relayout() {
+        let mut r = Rng(7);
+        let mut snaps: Vec<(Lpm4, Vec<u32>, Vec<u32>)> = Vec::new();
+        let mut lpm = Lpm4::new();
+        let mut relayouts = 0;
+        for step in 0..3000u32 {
+            let mut next = lpm.clone();
+            let (a, l) = random_prefix(&mut r);
+            let changed = if step % 4 == 3 {
+                next.remove(a, l).is_some()
+            } else {
+                next.insert(a, l, r.next() % 300);
+                true
+            };
+            if !Arc::ptr_eq(&next.flat.arena, &lpm.flat.arena) {
+                relayouts += 1;
+            } else if changed {
+                // A change copies the shared top array, never writes into it.
+                assert!(!Arc::ptr_eq(&next.flat.top, &lpm.flat.top));
+            }
+            let keys: Vec<u32> = (0..64)
+                .map(|_| (r.next() & 0x03ff_ffff) | 0x0a00_0000)
+                .collect();
+            check(&next, &keys);
+            if step % 500 == 0 {
+                let mut want = vec![0; keys.len()];
+                next.lookup_batch(&keys, &mut want);
+                snaps.push((next.clone(), keys, want));
+            }
+            lpm = next;
+        }
+        assert!(
+            relayouts > 2,
+            "the small test arena filled only {relayouts} times"
+        );
+        // Old snapshots still answer as they did, whatever was appended since.
+        for (old, keys, want) in &snaps {
+            let mut out = vec![0; keys.len()];
+            old.lookup_batch(keys, &mut out);
+            assert_eq!(&out, want);
+            check(old, keys);
+        }
+        assert!(lpm.narrow_leaves());
+    }
+
+    #[test]
+    fn a_value_over_u16_switches_to_wide_leaves() {
+        let mut lpm = Lpm4::from_prefixes([(0x0a00_0000, 8, 1), (0x0a01_0200, 24, 2)]);
+        assert!(lpm.narrow_leaves());
+        lpm.insert(0x0a01_0280, 25, 70_000);
+        assert!(!lpm.narrow_leaves());
+        lpm.insert(0x0b00_0000, 18, 1 << 30);
+        let keys = [
+            0x0a01_0281,
+            0x0a01_0201,
+            0x0a02_0000,
+            0x0b00_0001,
+            0x0b00_4000,
+        ];
+        check(&lpm, &keys);
+        assert_eq!(lpm.lookup(0x0a01_0281), Some(70_000));
+        assert_eq!(lpm.lookup(0x0b00_0001), Some(1 << 30));
+        assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
+        assert_eq!(lpm.lookup(0x0b00_4000), None);
+    }
+
+    #[test]
+    fn records_that_fit_a_line_do_not_straddle_one() {
+        let mut r = Rng(11);
+        let prefixes: Vec<(u32, u8, u32)> = (0..20_000)
+            .map(|_| {
+                let (a, l) = random_prefix(&mut r);
+                (a, l, r.next() % 300)
+            })
+            .collect();
+        let lpm = Lpm4::from_prefixes(prefixes);
+        let a = &lpm.flat.arena;
+        let mut records = 0;
+        for i in 0..TOP_LEN {
+            let e = lpm.flat.top.buf().as_slice()[i];
+            if e & NODE != 0 {
+                let o = (e & !NODE) as usize;
+                // SAFETY: reads a record of this table, inside the arena's used part.
+                let (vector, leafvec) = unsafe {
+                    let p = a.buf.as_ptr().add(o).cast::<u64>();
+                    (p.read_unaligned(), p.add(1).read_unaligned())
+                };
+                let words = HDR
+                    + vector.count_ones() as usize
+                    + (leafvec.count_ones() as usize).div_ceil(2);
+                if words <= LINE {
+                    assert_eq!(o / LINE, (o + words - 1) / LINE, "record at {o} straddles");
+                } else {
+                    assert_eq!(o % LINE, 0);
+                }
+                records += 1;
+            }
+        }
+        assert!(records > 100);
+    }
+}

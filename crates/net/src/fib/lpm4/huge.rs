@@ -1,0 +1,97 @@
+//! Zeroed `u32` buffers that transparent hugepages can back.
+//!
+//! The lookup arrays of [`super::Lpm4`] (a few MiB) are read at random. On 4 KiB pages
+//! they span more pages than the first-level TLB holds, so many lookups add a page walk
+//! to their cache misses; a 2 MiB-aligned anonymous mapping advised with
+//! `MADV_HUGEPAGE` is backed by 2 MiB pages when the kernel has them (THP in `always` or
+//! `madvise` mode), and a whole table then needs a handful of TLB entries. Where the
+//! kernel says no, the mapping simply stays on 4 KiB pages.
+//!
+//! The mapping is reserved with `MAP_NORESERVE` and only the pages written are ever
+//! backed, so a buffer can be sized for growth without costing memory.
+
+use std::ptr::NonNull;
+
+/// Hugepage size on x86-64 and aarch64 with 4 KiB base pages.
+const HUGE: usize = 2 << 20;
+
+/// A zero-initialised, 2 MiB-aligned array of `u32` in its own anonymous mapping.
+#[derive(Debug)]
+pub(super) struct HugeBuf {
+    ptr: NonNull<u32>,
+    len: usize,
+    map: usize,
+}
+
+// SAFETY: HugeBuf owns its mapping like a Box<[u32]> owns its allocation; moving it to,
+// or sharing `&HugeBuf` with, another thread is as safe as for a Box<[u32]>.
+unsafe impl Send for HugeBuf {}
+// SAFETY: see above; `&HugeBuf` only allows reads except through the raw pointer, whose
+// users (the arena) document their own exclusivity.
+unsafe impl Sync for HugeBuf {}
+
+impl HugeBuf {
+    /// A buffer of `len` zeroed words. Panics if the mapping fails (out of address space
+    /// or memory), as an allocation failure would.
+    pub(super) fn zeroed(len: usize) -> HugeBuf {
+        let bytes = (len.max(1) * 4).next_multiple_of(HUGE);
+        let map = bytes + HUGE;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        assert!(
+            raw != libc::MAP_FAILED,
+            "mmap of {map} bytes for an LPM table failed: {}",
+            std::io::Error::last_os_error()
+        );
+        let aligned = (raw as usize).next_multiple_of(HUGE);
+        // SAFETY: `aligned..aligned + bytes` lies inside the mapping just made (we mapped
+        // one extra hugepage for the alignment). madvise only changes how it is backed;
+        // its failure (no THP support) leaves ordinary pages, which is fine.
+        unsafe { libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+        HugeBuf {
+            // SAFETY: mmap never returns null on success (and aligned >= raw > 0).
+            ptr: unsafe { NonNull::new_unchecked(aligned as *mut u32) },
+            len,
+            map: raw as usize,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(super) fn as_ptr(&self) -> *const u32 {
+        self.ptr.as_ptr()
+    }
+
+    pub(super) fn as_mut_ptr(&self) -> *mut u32 {
+        self.ptr.as_ptr()
+    }
+
+    pub(super) fn as_slice(&self) -> &[u32] {
+        // SAFETY: `len` initialised (zeroed) words at `ptr`, alive as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub(super) fn as_mut_slice(&mut self) -> &mut [u32] {
+        // SAFETY: as above, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for HugeBuf {
+    fn drop(&mut self) {
+        let bytes = (self.len.max(1) * 4).next_multiple_of(HUGE) + HUGE;
+        // SAFETY: unmaps exactly the mapping made in `zeroed`, which nothing uses any more.
+        unsafe { libc::munmap(self.map as *mut libc::c_void, bytes) };
+    }
+}
