@@ -226,6 +226,9 @@ impl ControlPlane {
             Ok(ReloadOutcome::Updated { fib, diff, .. }) => match self.publish(*fib) {
                 Ok(()) => {
                     let secs = t.elapsed().as_secs_f64();
+                    if let Some(st) = self.reload.as_mut() {
+                        st.settle();
+                    }
                     self.stats.record_reload(true, secs);
                     println!(
                             "reload: generation {} live in {:.1} ms (ipv4 +{} -{} ~{}, labels +{} -{} ~{})",
