@@ -223,24 +223,33 @@ impl ControlPlane {
             Ok(ReloadOutcome::Unchanged { .. }) => {
                 self.stats.record_reload(true, t.elapsed().as_secs_f64());
             }
-            Ok(ReloadOutcome::Updated { fib, diff, .. }) => match self.publish(*fib) {
+            Ok(ReloadOutcome::Updated { fib, diff, timings }) => match self.publish(*fib) {
                 Ok(()) => {
                     let secs = t.elapsed().as_secs_f64();
                     if let Some(st) = self.reload.as_mut() {
                         st.settle();
                     }
                     self.stats.record_reload(true, secs);
+                    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+                    let steps = timings.read + timings.check + timings.diff + timings.compile;
                     println!(
-                            "reload: generation {} live in {:.1} ms (ipv4 +{} -{} ~{}, labels +{} -{} ~{})",
-                            self.generation,
-                            secs * 1e3,
-                            diff.ipv4_added,
-                            diff.ipv4_removed,
-                            diff.ipv4_changed,
-                            diff.labels_added,
-                            diff.labels_removed,
-                            diff.labels_changed
-                        );
+                        "reload: generation {} live in {:.1} ms (ipv4 +{} -{} ~{}, labels +{} -{} ~{}; \
+                         read {:.1} check {:.1} diff {:.1} {} {:.1} publish {:.1} ms)",
+                        self.generation,
+                        secs * 1e3,
+                        diff.ipv4_added,
+                        diff.ipv4_removed,
+                        diff.ipv4_changed,
+                        diff.labels_added,
+                        diff.labels_removed,
+                        diff.labels_changed,
+                        ms(timings.read),
+                        ms(timings.check),
+                        ms(timings.diff),
+                        if timings.derived { "derive" } else { "compile" },
+                        ms(timings.compile),
+                        (secs * 1e3 - ms(steps)).max(0.0),
+                    );
                 }
                 Err(e) => {
                     self.stats.record_reload(false, t.elapsed().as_secs_f64());
