@@ -10,24 +10,12 @@
 //! and the time to reject the broken one. Publishing (RCU swap, learned neighbors) is not
 //! included: the router's `reload: generation N live in X ms` line has the total.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
-
-fn summary(name: &str, v: &mut [Duration]) {
-    if v.is_empty() {
-        return;
-    }
-    v.sort_unstable();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!(
-        "{name:18} min {:8.1} ms  median {:8.1} ms  max {:8.1} ms",
-        ms(v[0]),
-        ms(v[v.len() / 2]),
-        ms(v[v.len() - 1])
-    );
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -104,8 +92,8 @@ fn main() {
         .iter()
         .zip(steps.iter_mut())
     {
-        summary(name, v);
+        common::summary(name, v, 1);
     }
-    summary("reject broken", &mut rejected);
+    common::summary("reject broken", &mut rejected, 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }

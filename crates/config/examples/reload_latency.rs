@@ -11,6 +11,8 @@
 //! not counted (the runtime starts at the file event). Then three edits outside the
 //! compact block (full parse, full diff, derive), printed one by one.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -34,17 +36,6 @@ fn prefix_list() -> String {
         .read_to_string(&mut s)
         .unwrap();
     s
-}
-
-fn summary(name: &str, v: &mut [Duration]) {
-    v.sort_unstable();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!(
-        "{name:22} min {:8.3} ms  median {:8.3} ms  max {:8.3} ms",
-        ms(v[0]),
-        ms(v[v.len() / 2]),
-        ms(v[v.len() - 1])
-    );
 }
 
 fn main() {
@@ -122,7 +113,7 @@ fn main() {
         .iter()
         .zip(steps.iter_mut())
         {
-            summary(name, v);
+            common::summary(name, v, 3);
         }
         if rounds % 2 == 1 {
             // Back to the original text for the next series.
