@@ -218,13 +218,18 @@ impl Layout {
         if e & NODE == 0 {
             self.entries.push((i, e, false));
         } else {
-            let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.words);
-            let at = u32::try_from(at)
-                .ok()
-                .filter(|&a| a < NODE)
-                .expect("LPM arena offset overflow");
-            self.entries.push((i, at, true));
+            self.add_record(blk, e, i, narrow);
         }
+    }
+
+    /// Lays out the record of top entry `i` (`e` points at a node of `blk`).
+    fn add_record(&mut self, blk: &Block, e: u32, i: usize, narrow: bool) {
+        let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.words);
+        let at = u32::try_from(at)
+            .ok()
+            .filter(|&a| a < NODE)
+            .expect("LPM arena offset overflow");
+        self.entries.push((i, at, true));
     }
 
     /// Copies the records into `arena` and the entries into `top`; `false` (and nothing
@@ -253,16 +258,25 @@ impl Flat {
     /// Lays out all `blocks` in a fresh arena.
     pub(super) fn build(blocks: &[Arc<Block>], inherit: &[u32; 256]) -> Flat {
         let narrow = blocks.iter().all(|b| fits_narrow(b));
+        // Value entries go straight into the top array; only node records pass through the
+        // layout (a scratch entry for each of the 2^18 chunks made even a two-prefix table
+        // cost milliseconds to build).
+        let mut top = Top::any();
         let mut layout = Layout::new();
-        for i in 0..TOP_LEN {
-            layout.add_chunk(blocks, i, narrow);
+        let t = top.buf_mut().as_mut_slice();
+        for (i, slot) in t.iter_mut().enumerate() {
+            let blk = &blocks[i / CHUNKS];
+            let e = blk.top[i % CHUNKS];
+            if e & NODE == 0 {
+                *slot = e;
+            } else {
+                layout.add_record(blk, e, i, narrow);
+            }
         }
         let live = layout.words.len();
         let arena = Arena::with_capacity(live + live.max(MIN_SLACK));
-        let mut top = Top::any();
-        assert_eq!(layout.entries.len(), TOP_LEN, "every top entry is laid out");
         assert!(
-            layout.commit(&arena, top.buf_mut().as_mut_slice()),
+            layout.commit(&arena, t),
             "a fresh LPM arena holds its contents"
         );
         Flat {
