@@ -13,7 +13,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
 
@@ -49,7 +49,7 @@ fn main() {
     let first = st.reload().expect("table A loads");
     println!("first load (A): {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
     drop(first);
-    let mut steps: [Vec<Duration>; 5] = Default::default();
+    let mut steps: common::Steps = Default::default();
     let mut rejected = Vec::new();
     let (mut fast, mut derived) = (0, 0);
     for i in 0..rounds * 3 {
@@ -70,15 +70,7 @@ fn main() {
                 }
                 fast += usize::from(timings.fast_path);
                 derived += usize::from(timings.derived);
-                for (v, d) in steps.iter_mut().zip([
-                    timings.read,
-                    timings.check,
-                    timings.diff,
-                    timings.compile,
-                    all,
-                ]) {
-                    v.push(d);
-                }
+                common::record(&mut steps, &timings, all);
             }
             Ok(ReloadOutcome::Unchanged { .. }) => panic!("write {i}: no change"),
         }

@@ -15,7 +15,7 @@ mod common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
 
@@ -78,7 +78,7 @@ fn main() {
             text.clone(),
             text.replacen(&format!("{line}\n"), &format!("{other}\n"), 1),
         ];
-        let mut steps: [Vec<Duration>; 5] = Default::default();
+        let mut steps: common::Steps = Default::default();
         let mut derived = 0;
         for i in 0..rounds {
             std::fs::write(&path, &versions[(i + 1) % 2]).unwrap();
@@ -92,15 +92,7 @@ fn main() {
             };
             drop(fib);
             derived += usize::from(timings.derived && timings.fast_path);
-            for (v, d) in steps.iter_mut().zip([
-                timings.read,
-                timings.check,
-                timings.diff,
-                timings.compile,
-                all,
-            ]) {
-                v.push(d);
-            }
+            common::record(&mut steps, &timings, all);
         }
         println!("{rounds} one-line edits ({what}), {derived} on the fast path and derived:");
         for (name, v) in [

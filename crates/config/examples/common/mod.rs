@@ -2,6 +2,21 @@
 
 use std::time::Duration;
 
+use config::reload::ReloadTimings;
+
+/// Series per reload step: read, check, diff, derive/compile, whole `reload()`.
+pub type Steps = [Vec<Duration>; 5];
+
+/// Appends one reload's step times and its total `all` to `steps`.
+pub fn record(steps: &mut Steps, t: &ReloadTimings, all: Duration) {
+    for (v, d) in steps
+        .iter_mut()
+        .zip([t.read, t.check, t.diff, t.compile, all])
+    {
+        v.push(d);
+    }
+}
+
 /// Prints min / median / max of `v` in milliseconds with `decimals` digits (sorts `v`);
 /// prints nothing for an empty series.
 pub fn summary(name: &str, v: &mut [Duration], decimals: usize) {

@@ -244,28 +244,14 @@ impl Conn {
                             break;
                         }
                         if self.head.len() > limits.max_request_bytes {
-                            let out = response(
-                                version_of(&self.head),
-                                431,
-                                "request header too large\n",
-                                false,
-                                None,
-                            );
-                            self.respond(out, now, limits);
+                            self.refuse(431, "request header too large\n", now, limits);
                             break;
                         }
                     }
                 }
             }
             if self.reading() && now >= self.deadline {
-                let out = response(
-                    version_of(&self.head),
-                    408,
-                    "request timeout\n",
-                    false,
-                    None,
-                );
-                self.respond(out, now, limits);
+                self.refuse(408, "request timeout\n", now, limits);
             }
         }
         if let Phase::Writing { out, sent } = &mut self.phase {
@@ -311,6 +297,12 @@ impl Conn {
             return (now < self.deadline, progressed);
         }
         (true, progressed)
+    }
+
+    /// Answers a request that will not be served (too large, too slow) with `status`.
+    fn refuse(&mut self, status: u16, msg: &str, now: Instant, limits: &Limits) {
+        let out = response(version_of(&self.head), status, msg, false, None);
+        self.respond(out, now, limits);
     }
 
     fn respond(&mut self, out: Vec<u8>, now: Instant, limits: &Limits) {
