@@ -79,15 +79,19 @@ impl Clone for VecBuf {
 }
 
 impl PacketBuf for VecBuf {
+    #[inline]
     fn data(&self) -> &[u8] {
         &self.buf[self.start..]
     }
+    #[inline]
     fn data_mut(&mut self) -> &mut [u8] {
         &mut self.buf[self.start..]
     }
+    #[inline]
     fn headroom(&self) -> usize {
         self.start
     }
+    #[inline]
     fn prepend(&mut self, n: usize) -> bool {
         if n > self.start {
             return false;
@@ -95,6 +99,7 @@ impl PacketBuf for VecBuf {
         self.start -= n;
         true
     }
+    #[inline]
     fn adj(&mut self, n: usize) -> bool {
         if n > self.len() {
             return false;
@@ -102,6 +107,7 @@ impl PacketBuf for VecBuf {
         self.start += n;
         true
     }
+    #[inline]
     fn trim(&mut self, n: usize) -> bool {
         if n > self.len() {
             return false;

@@ -1,7 +1,9 @@
 //! The data path: one burst of received frames in, one [`Verdict`] per frame out.
 //!
-//! Stages, each run over the whole burst before the next (grout/VPP style, so that table
-//! lookups of different packets overlap):
+//! The commonest packets (plain swap, PHP, IPv4 to one next hop) take a fast path
+//! ([`fast`]) that checks exactly what they need; every other packet
+//! goes through the stages, each run over the whole burst before the next (grout/VPP
+//! style, so that table lookups of different packets overlap):
 //! 1. [`classify`]: Ethernet, ethertype, IPv4 input checks (RFC 1812 §5.2.2);
 //! 2. [`mpls`]: label stack walk and label table lookups (LSR/egress LER decisions);
 //! 3. [`ipv4`]: one batched LPM lookup for every packet that needs one, route targets;
@@ -29,6 +31,7 @@
 //!   forwarded as IPv4 are cut to their total length.
 
 mod classify;
+mod fast;
 mod hash;
 mod ipv4;
 mod mpls;
@@ -160,12 +163,76 @@ impl Pipeline {
         pkts: &mut [P],
         verdicts: &mut [Verdict],
     ) {
+        self.process(fib, in_port, pkts, verdicts, true);
+    }
+
+    /// [`Pipeline::process_burst`] with every packet through the staged path (the
+    /// [`fast`] path skipped): the oracle the fast path is tested against.
+    #[doc(hidden)]
+    pub fn process_burst_staged<P: PacketBuf>(
+        &self,
+        fib: &Fib,
+        in_port: u16,
+        pkts: &mut [P],
+        verdicts: &mut [Verdict],
+    ) {
+        self.process(fib, in_port, pkts, verdicts, false);
+    }
+
+    fn process<P: PacketBuf>(
+        &self,
+        fib: &Fib,
+        in_port: u16,
+        pkts: &mut [P],
+        verdicts: &mut [Verdict],
+        fast: bool,
+    ) {
         let n = pkts.len().min(verdicts.len());
         for (p, v) in pkts[..n]
             .chunks_mut(CHUNK)
             .zip(verdicts[..n].chunks_mut(CHUNK))
         {
-            self.process_chunk(fib, in_port, p, v, false);
+            for pkt in p.iter() {
+                crate::prefetch::prefetch(pkt.data().as_ptr());
+            }
+            // Packets the stages decide, and fast-path IPv4 packets awaiting their route.
+            let mut staged = [0u8; CHUNK];
+            let mut m = 0;
+            let mut ipv4 = [0u8; CHUNK];
+            let mut dsts = [0u32; CHUNK];
+            let mut f = 0;
+            for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
+                if fast {
+                    if let Some(fwd) = fast::label(fib, self.config.max_label_depth, pkt) {
+                        *verdict = fwd;
+                        continue;
+                    }
+                    if let Some(dst) = fast::ipv4_input(pkt.data()) {
+                        dsts[f] = dst;
+                        ipv4[f] = i as u8;
+                        f += 1;
+                        continue;
+                    }
+                }
+                staged[m] = i as u8;
+                m += 1;
+            }
+            if f > 0 {
+                let mut routes = [NO_ROUTE; CHUNK];
+                fib.lookup_ipv4_batch(&dsts[..f], &mut routes[..f]);
+                for (&i, &route) in ipv4[..f].iter().zip(&routes[..f]) {
+                    match fast::ipv4_forward(fib, &mut p[i as usize], route) {
+                        Some(fwd) => v[i as usize] = fwd,
+                        None => {
+                            staged[m] = i;
+                            m += 1;
+                        }
+                    }
+                }
+            }
+            if m > 0 {
+                self.process_staged(fib, in_port, p, v, &staged[..m], false);
+            }
         }
     }
 
@@ -175,62 +242,60 @@ impl Pipeline {
     /// for forwarded traffic.
     pub fn originate<P: PacketBuf>(&self, fib: &Fib, pkt: &mut P) -> Verdict {
         let mut v = [Verdict::Drop(DropReason::Truncated)];
-        self.process_chunk(fib, u16::MAX, core::slice::from_mut(pkt), &mut v, true);
+        self.process_staged(
+            fib,
+            u16::MAX,
+            core::slice::from_mut(pkt),
+            &mut v,
+            &[0],
+            true,
+        );
         v[0]
     }
 
-    fn process_chunk<P: PacketBuf>(
+    /// The stages over `pkts[which[k]]` (at most [`CHUNK`] packets), each stage over all
+    /// of them before the next.
+    fn process_staged<P: PacketBuf>(
         &self,
         fib: &Fib,
         in_port: u16,
         pkts: &mut [P],
         verdicts: &mut [Verdict],
+        which: &[u8],
         originate: bool,
     ) {
-        let n = pkts.len();
-        for p in pkts.iter() {
-            crate::prefetch::prefetch(p.data().as_ptr());
-        }
+        let n = which.len();
         let mut work = [Work::EMPTY; CHUNK];
-        for (w, p) in work.iter_mut().zip(pkts.iter()) {
-            classify::classify(&self.config, p.data(), originate, w);
+        for (w, &i) in work.iter_mut().zip(which) {
+            classify::classify(&self.config, pkts[i as usize].data(), originate, w);
         }
-        for (w, p) in work[..n].iter_mut().zip(pkts.iter()) {
+        for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {
-                mpls::resolve(&self.config, fib, in_port, p.data(), w);
+                mpls::resolve(&self.config, fib, in_port, pkts[i as usize].data(), w);
             }
         }
         let mut dsts = [0u32; CHUNK];
-        let mut which = [0u8; CHUNK];
+        let mut lookups = [0u8; CHUNK];
         let mut m = 0;
-        for (i, w) in work[..n].iter().enumerate() {
+        for (k, w) in work[..n].iter().enumerate() {
             if let Next::Ipv4 { dst } = w.next {
                 dsts[m] = dst;
-                which[m] = i as u8;
+                lookups[m] = k as u8;
                 m += 1;
             }
         }
         let mut routes = [NO_ROUTE; CHUNK];
         fib.lookup_ipv4_batch(&dsts[..m], &mut routes[..m]);
-        for j in 0..m {
-            let i = which[j] as usize;
-            ipv4::route(
-                fib,
-                in_port,
-                pkts[i].data(),
-                &mut work[i],
-                routes[j],
-                originate,
-            );
+        for (&k, &route) in lookups[..m].iter().zip(&routes[..m]) {
+            let k = k as usize;
+            let pkt = &pkts[which[k] as usize];
+            ipv4::route(fib, in_port, pkt.data(), &mut work[k], route, originate);
         }
-        for ((w, p), v) in work[..n]
-            .iter()
-            .zip(pkts.iter_mut())
-            .zip(verdicts.iter_mut())
-        {
-            *v = match w.next {
+        for (w, &i) in work[..n].iter().zip(which) {
+            let i = i as usize;
+            verdicts[i] = match w.next {
                 Next::Done(v) => v,
-                Next::NextHop(nh) => rewrite::forward(fib, in_port, p, w, nh),
+                Next::NextHop(nh) => rewrite::forward(fib, in_port, &mut pkts[i], w, nh),
                 // Every stage above settles the packets it takes.
                 Next::Mpls | Next::Ipv4 { .. } => Verdict::Drop(DropReason::NoRoute),
             };

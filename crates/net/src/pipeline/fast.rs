@@ -1,0 +1,193 @@
+//! The fast path for the commonest packets: a plain label swap or a penultimate-hop pop
+//! towards one resolved adjacency (one pass), and IPv4 forwarding or LER imposition
+//! towards one (input checks, the batched lookup, then the rewrite).
+//!
+//! The staged path ([`super::classify`] .. [`super::rewrite`]) carries a general per-packet
+//! state between four stages; for a swap that costs ~340 instructions per packet, most of
+//! them bookkeeping for cases the plain packet never meets. Here every condition of the
+//! plain case is checked, and the packet is rewritten once its verdict is known (so the
+//! rule that nothing is written before the verdict still holds). Anything else (reserved
+//! labels, TTL 1, IP options, martians, swap-and-push, pops that expose a label, ECMP, local and connected routes,
+//! unresolved neighbours, a packet too big, a stack the staged walk would refuse) returns
+//! `None` untouched, and the staged path decides it.
+//!
+//! It must only ever give the staged path's result: `tests/pipeline_fast_path.rs` runs
+//! random tables and frames through both ([`super::Pipeline::process_burst_staged`]) and
+//! compares verdicts and bytes.
+
+use super::Verdict;
+use crate::fib::{
+    Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE,
+};
+use crate::packet::PacketBuf;
+use crate::wire::checksum;
+use crate::wire::ethernet::{ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
+use crate::wire::mpls::{is_reserved, LabelStack};
+
+/// Bytes of one label stack entry.
+const LSE: usize = 4;
+/// Bytes of an IPv4 header without options.
+const IPV4_LEN: usize = 20;
+/// S (bottom of stack) bit of a label stack entry.
+const BOS: u32 = 1 << 8;
+
+/// Decides and rewrites a label-switched packet in one pass when it is a plain swap, or
+/// a penultimate-hop pop exposing IPv4; `None` (untouched) otherwise.
+#[inline]
+pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> Option<Verdict> {
+    let data = pkt.data();
+    let top: &[u8; HEADER_LEN + LSE] = data.get(..HEADER_LEN + LSE)?.try_into().ok()?;
+    if u16::from_be_bytes([top[12], top[13]]) != ETHERTYPE_MPLS {
+        return None;
+    }
+    let lse = u32::from_be_bytes([top[14], top[15], top[16], top[17]]);
+    let (label, ttl) = (lse >> 12, lse as u8);
+    if is_reserved(label) || ttl <= 1 {
+        return None;
+    }
+    // Deeper stacks are walked as the staged path walks them (it refuses the same ones).
+    if lse & BOS == 0 && LabelStack::new_checked(&data[HEADER_LEN..], max_depth).is_err() {
+        return None;
+    }
+    let entry = fib.lookup_label(label)?;
+    let Some(NextHop::Adjacency(adj_id)) = entry.next_hop else {
+        return None;
+    };
+    let adj = fib.adjacency(adj_id);
+    if !adj.is_resolved() {
+        return None;
+    }
+    match (entry.op, adj.labels()) {
+        (LabelOp::Swap, &[out_label]) => {
+            // The swapped label replaces the received one: the frame keeps its length.
+            if data.len() - HEADER_LEN > adj.mtu as usize {
+                return None;
+            }
+            let d = pkt.data_mut();
+            d[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
+            // TC and S as received, TTL one less.
+            let out = out_label << 12 | (lse & 0xf00) | (ttl - 1) as u32;
+            d[HEADER_LEN..HEADER_LEN + LSE].copy_from_slice(&out.to_be_bytes());
+        }
+        (LabelOp::Pop, []) if lse & BOS != 0 => {
+            let total = exposed_ipv4(&data[HEADER_LEN + LSE..])?;
+            let ip_ttl = data[HEADER_LEN + LSE + 8];
+            let ttl = match entry.ttl_mode {
+                TtlMode::Uniform => ip_ttl.min(ttl - 1),
+                TtlMode::Pipe(_) => ip_ttl,
+            };
+            if ttl == 0 || total > adj.mtu as usize {
+                return None;
+            }
+            let pad = data.len() - HEADER_LEN - LSE - total;
+            if pad > 0 {
+                let _ = pkt.trim(pad);
+            }
+            let _ = pkt.adj(LSE);
+            let d = pkt.data_mut();
+            d[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
+            set_ttl(&mut d[HEADER_LEN..], ttl);
+        }
+        _ => return None,
+    }
+    Some(Verdict::Forward { port: adj.port })
+}
+
+/// Total length of the option-less IPv4 datagram starting `ip`, when its header is sound
+/// and its checksum verifies.
+#[inline]
+fn exposed_ipv4(ip: &[u8]) -> Option<usize> {
+    let hdr: &[u8; IPV4_LEN] = ip.get(..IPV4_LEN)?.try_into().ok()?;
+    let total = u16::from_be_bytes([hdr[2], hdr[3]]) as usize;
+    let sound = hdr[0] == 0x45 && total >= IPV4_LEN && total <= ip.len();
+    (sound && checksum::sum(hdr) == 0xffff).then_some(total)
+}
+
+/// Writes the TTL of the IPv4 header `ip` and updates its checksum (RFC 1624).
+#[inline]
+fn set_ttl(ip: &mut [u8], ttl: u8) {
+    let old = u16::from_be_bytes([ip[8], ip[9]]);
+    ip[8] = ttl;
+    let new = u16::from_be_bytes([ip[8], ip[9]]);
+    if old != new {
+        let sum = checksum::update16(u16::from_be_bytes([ip[10], ip[11]]), old, new);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    }
+}
+
+/// The IPv4 header of a packet the fast path can forward once its route is known: plain
+/// Ethernet, a 20-byte header that passes every input check, TTL above 1. Returns the
+/// destination for the batched lookup; `None` leaves the packet to the stages.
+#[inline]
+pub(crate) fn ipv4_input(data: &[u8]) -> Option<u32> {
+    let frame: &[u8; HEADER_LEN + IPV4_LEN] = data.get(..HEADER_LEN + IPV4_LEN)?.try_into().ok()?;
+    let (eth, ip) = frame.split_at(HEADER_LEN);
+    if u16::from_be_bytes([eth[12], eth[13]]) != ETHERTYPE_IPV4 || ip[0] != 0x45 || ip[8] <= 1 {
+        return None;
+    }
+    let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+    if total < IPV4_LEN || total > data.len() - HEADER_LEN || checksum::sum(ip) != 0xffff {
+        return None;
+    }
+    let src = u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]]);
+    let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
+    // Martian and multicast sources and destinations are the stages' to count.
+    let (s8, d8) = (src >> 24, dst >> 24);
+    if s8 == 0 || s8 == 127 || s8 >= 224 || d8 == 0 || d8 == 127 || d8 >= 224 {
+        return None;
+    }
+    Some(dst)
+}
+
+/// Forwards a packet [`ipv4_input`] accepted, when `route` leads to one resolved
+/// adjacency and the datagram (with the labels the adjacency pushes: LER imposition)
+/// fits its MTU and headroom; `None` (untouched) otherwise.
+#[inline]
+pub(crate) fn ipv4_forward<P: PacketBuf>(
+    fib: &Fib,
+    pkt: &mut P,
+    route: RouteId,
+) -> Option<Verdict> {
+    if route == NO_ROUTE {
+        return None;
+    }
+    let route = fib.route(route);
+    let RouteTarget::NextHop(NextHop::Adjacency(adj_id)) = route.target else {
+        return None;
+    };
+    let adj = fib.adjacency(adj_id);
+    let data = pkt.data();
+    let total = u16::from_be_bytes([data[HEADER_LEN + 2], data[HEADER_LEN + 3]]) as usize;
+    let push = adj.push_bytes();
+    if !adj.is_resolved() || push + total > adj.mtu as usize || pkt.headroom() < push {
+        return None;
+    }
+    let tc = (data[HEADER_LEN + 1] >> 5) as u32;
+    let ttl = data[HEADER_LEN + 8] - 1;
+    // Ethernet padding after the datagram is not forwarded.
+    let pad = data.len() - HEADER_LEN - total;
+    if pad > 0 {
+        let _ = pkt.trim(pad);
+    }
+    if push > 0 {
+        let _ = pkt.prepend(push);
+    }
+    let d = pkt.data_mut();
+    let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
+    let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
+    eth.copy_from_slice(adj.ethernet_template());
+    if let [upper @ .., bottom] = adj.labels() {
+        let outer = match route.ttl_mode {
+            TtlMode::Uniform => ttl,
+            TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
+            TtlMode::Pipe(t) => t,
+        } as u32;
+        let word = |label: u32| label << 12 | tc << 9 | outer;
+        for (lse, &l) in lses.chunks_exact_mut(LSE).zip(upper) {
+            lse.copy_from_slice(&word(l).to_be_bytes());
+        }
+        lses[push - LSE..].copy_from_slice(&(word(*bottom) | BOS).to_be_bytes());
+    }
+    set_ttl(ip, ttl);
+    Some(Verdict::Forward { port: adj.port })
+}
