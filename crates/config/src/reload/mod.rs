@@ -39,8 +39,10 @@ use std::time::{Duration, Instant};
 use net::fib::Fib;
 
 mod derive;
+mod diff;
 mod fast;
 mod source;
+mod splice;
 
 use derive::RouteChanges;
 use source::{Edit, Found};
@@ -478,7 +480,7 @@ impl ReloadState {
     fn set_text(&mut self, text: NewText) {
         debug_assert!(self.unsettled.is_none(), "settled before every reload");
         match (text, &mut self.last_text) {
-            (NewText::Edit(e), Some(old)) if e.new_len(old) == old.len() => e.apply_to(old),
+            (NewText::Edit(e), Some(old)) if e.in_place() => e.apply_to(old),
             (NewText::Edit(e), Some(_)) => self.unsettled = Some(e),
             (NewText::Edit(_), None) => unreachable!("edits are made against a last text"),
             (NewText::Whole(t), _) => self.last_text = Some(t),
