@@ -206,7 +206,7 @@ mod tests {
             }
             for (t, r) in [(a, &h.old), (b, &h.new)] {
                 assert!(r.start == 0 || t.as_bytes()[r.start - 1] == b'\n', "{hs:?}");
-                assert!(r.end == t.len() || t.as_bytes()[r.end - 1] == b'\n', "{hs:?}");
+                assert!(r.is_empty() || r.end == t.len() || t.as_bytes()[r.end - 1] == b'\n', "{hs:?}");
             }
             assert!(!h.old.is_empty() || !h.new.is_empty());
             out.push_str(&a[i..h.old.start]);
@@ -227,12 +227,7 @@ mod tests {
     fn shape(a: &str, b: &str) -> Vec<(usize, usize)> {
         check(a, b)
             .iter()
-            .map(|h| {
-                (
-                    a[h.old.clone()].matches('\n').count(),
-                    b[h.new.clone()].matches('\n').count(),
-                )
-            })
+            .map(|h| (a[h.old.clone()].lines().count(), b[h.new.clone()].lines().count()))
             .collect()
     }
 
@@ -258,16 +253,20 @@ mod tests {
 
     #[test]
     fn edits_at_the_start_and_end() {
-        let a = lines(50).concat();
+        let l = lines(50);
+        let a = l.concat();
+        let (first, last) = (l[0].len(), l[49].len());
         assert_eq!(shape(&a, &format!("x\n{a}")), vec![(0, 1)]);
-        assert_eq!(shape(&a, &a[12..]), vec![(1, 0)]);
+        assert_eq!(shape(&a, &a[first..]), vec![(1, 0)]);
+        assert_eq!(shape(&a, &a[first + 1..]), vec![(2, 1)]);
         assert_eq!(shape(&a, &format!("{a}y\n")), vec![(0, 1)]);
-        assert_eq!(shape(&a, &a[..a.len() - 13]), vec![(1, 0)]);
+        assert_eq!(shape(&a, &a[..a.len() - last]), vec![(1, 0)]);
+        assert_eq!(shape(&a, &a[..a.len() - last - 1]), vec![(2, 1)]);
         assert_eq!(shape(&a, &format!("{a}y")), vec![(0, 1)]);
         // A last line without a newline gains one: that line changed.
-        assert_eq!(shape("a\nb", "a\nb\n"), vec![(0, 1)]);
-        assert_eq!(shape("a\nb\n", "a\nb"), vec![(1, 0)]);
-        assert_eq!(shape("a\nb", "a\nc"), vec![(0, 0)]);
+        assert_eq!(shape("a\nb", "a\nb\n"), vec![(1, 1)]);
+        assert_eq!(shape("a\nb\n", "a\nb"), vec![(1, 1)]);
+        assert_eq!(shape("a\nb", "a\nc"), vec![(1, 1)]);
         assert_eq!(shape("", "a\n"), vec![(0, 1)]);
         assert_eq!(shape("a\n", ""), vec![(1, 0)]);
     }
