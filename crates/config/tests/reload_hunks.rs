@@ -44,7 +44,7 @@ const TARGETS: [&str; 5] = [
     "via 10.0.1.3",
     "via 10.0.0.2 push 100",
     "blackhole",
-    "via 10.0.1.4 push 200 300",
+    "via 10.0.1.4 push 200,300",
 ];
 
 #[derive(Clone, Debug)]
