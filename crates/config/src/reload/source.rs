@@ -16,7 +16,7 @@
 //! triggers another reload.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::str::Utf8Error;
@@ -140,6 +140,8 @@ pub(super) fn read(path: &Path, old: Option<&str>, scratch: &mut Vec<u8>) -> io:
             return Ok(r);
         }
     }
+    // From the start: `compare` may have moved the file position.
+    f.seek(SeekFrom::Start(0))?;
     let mut buf = Vec::new();
     f.read_to_end(&mut buf)?;
     String::from_utf8(buf)
@@ -194,11 +196,14 @@ fn compare(f: &File, old: &str, scratch: &mut Vec<u8>) -> io::Result<Option<Foun
     // The new bytes between the line boundaries: old's line head, the file's changed
     // bytes, old's line tail (both ends are common to the two texts). Kept in `scratch`
     // (a spread edit of a full view spans most of the file: no new buffer each time).
+    let want = n - s - p;
     scratch.clear();
+    scratch.reserve(p - start + want + old_end - (a.len() - s));
     scratch.extend_from_slice(&a[start..p]);
-    scratch.resize(scratch.len() + (n - s - p), 0);
-    let at = p - start;
-    if !short(f.read_exact_at(&mut scratch[at..], p as u64))? {
+    // Read straight into the spare capacity (no zeroing of megabytes first).
+    let mut r = f;
+    r.seek(SeekFrom::Start(p as u64))?;
+    if r.take(want as u64).read_to_end(scratch)? < want {
         return Ok(None);
     }
     scratch.extend_from_slice(&a[a.len() - s..old_end]);
