@@ -7,7 +7,9 @@
 //! the new file is valid and compiles.
 //!
 //! Reading: the file is compared with the last text as it is read, and only the
-//! changed lines are kept (see [`source`]); the last text is then edited in place, not
+//! changed lines are kept (see [`source`]), as every changed run of lines ([`diff`]:
+//! BGP-like churn changes lines all over the file, and one span from the first change to
+//! the last would be nearly all of it); the last text is then edited in place, not
 //! replaced, so a small edit of a large file costs one pass over the file and no copy.
 //!
 //! Diff: an edit confined to `routes_compact` lines is parsed and validated on its own
