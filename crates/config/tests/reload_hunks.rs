@@ -163,11 +163,7 @@ fn edit(t: &Table, ops: &[Op], next: &mut u32) -> (String, bool) {
             _ => {}
         }
     }
-    let mut text = Table {
-        lines,
-        ..t.clone()
-    }
-    .text();
+    let mut text = Table { lines, ..t.clone() }.text();
     if header {
         text = text.replace(
             "neighbors:\n",

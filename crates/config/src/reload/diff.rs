@@ -158,7 +158,7 @@ impl Lookahead {
                 continue;
             };
             let db = db as usize;
-            if self.a.line(a, da) == self.b.line(b, db) && best.map_or(true, |(x, y)| da + db < x + y)
+            if self.a.line(a, da) == self.b.line(b, db) && best.is_none_or(|(x, y)| da + db < x + y)
             {
                 best = Some((da, db));
             }
@@ -176,9 +176,8 @@ impl Lookahead {
     fn meet(&self, a: &[u8], b: &[u8], da: usize, db: usize) -> Option<(usize, usize)> {
         let (na, nb) = (self.a.ends.len(), self.b.ends.len());
         if da < na && db < nb {
-            (self.a.hashes[da] == self.b.hashes[db]
-                && self.a.line(a, da) == self.b.line(b, db))
-            .then(|| (self.a.start(da), self.b.start(db)))
+            (self.a.hashes[da] == self.b.hashes[db] && self.a.line(a, da) == self.b.line(b, db))
+                .then(|| (self.a.start(da), self.b.start(db)))
         } else if da == na && db == nb && self.a.start(da) == a.len() && self.b.start(db) == b.len()
         {
             Some((a.len(), b.len()))
@@ -206,7 +205,10 @@ mod tests {
             }
             for (t, r) in [(a, &h.old), (b, &h.new)] {
                 assert!(r.start == 0 || t.as_bytes()[r.start - 1] == b'\n', "{hs:?}");
-                assert!(r.is_empty() || r.end == t.len() || t.as_bytes()[r.end - 1] == b'\n', "{hs:?}");
+                assert!(
+                    r.is_empty() || r.end == t.len() || t.as_bytes()[r.end - 1] == b'\n',
+                    "{hs:?}"
+                );
             }
             assert!(!h.old.is_empty() || !h.new.is_empty());
             out.push_str(&a[i..h.old.start]);
@@ -227,7 +229,12 @@ mod tests {
     fn shape(a: &str, b: &str) -> Vec<(usize, usize)> {
         check(a, b)
             .iter()
-            .map(|h| (a[h.old.clone()].lines().count(), b[h.new.clone()].lines().count()))
+            .map(|h| {
+                (
+                    a[h.old.clone()].lines().count(),
+                    b[h.new.clone()].lines().count(),
+                )
+            })
             .collect()
     }
 
@@ -301,7 +308,13 @@ mod tests {
         let a = lines(2 * FAR).concat();
         let b = a.replace("line", "LINE");
         let hs = check(&a, &b);
-        assert_eq!(hs, vec![Hunk { old: 0..a.len(), new: 0..b.len() }]);
+        assert_eq!(
+            hs,
+            vec![Hunk {
+                old: 0..a.len(),
+                new: 0..b.len()
+            }]
+        );
         // A block of FAR + 1 changed lines, then equal ones: beyond the table's reach.
         let a = lines(3 * FAR);
         let mut b = a.clone();
@@ -316,7 +329,13 @@ mod tests {
     #[test]
     fn repeated_lines_still_rebuild_the_text() {
         let a = "x\nx\ny\nx\n\n\nx\n";
-        for b in ["x\ny\nx\n\n", "x\nx\nx\ny\nx\n\n\nx\n", "\n\n\n", "y\n", "x\nx\ny\nx\n\nz\n\nx\n"] {
+        for b in [
+            "x\ny\nx\n\n",
+            "x\nx\nx\ny\nx\n\n\nx\n",
+            "\n\n\n",
+            "y\n",
+            "x\nx\ny\nx\n\nz\n\nx\n",
+        ] {
             check(a, b);
             check(b, a);
         }

@@ -273,7 +273,10 @@ fn move_line_starts(starts: &mut Vec<usize>, edit: &Edit, hunks: &[Located]) {
     splice_runs(starts, &runs, 0, |k, slot| {
         let h = &edit.hunks[k];
         let at = (h.old.start as isize + grow) as usize;
-        let ends = edit.new_text(k).match_indices('\n').map(|(i, _)| at + i + 1);
+        let ends = edit
+            .new_text(k)
+            .match_indices('\n')
+            .map(|(i, _)| at + i + 1);
         for (s, e) in slot.iter_mut().zip(ends) {
             *s = e;
         }

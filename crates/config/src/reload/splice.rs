@@ -105,7 +105,11 @@ mod tests {
                 let start = at + rnd(len - at + 1);
                 let end = start + rnd(len - start + 1).min(5);
                 let n = rnd(7);
-                new.push((0..n as u32).map(|x| 1000 * (runs.len() as u32 + 1) + x).collect());
+                new.push(
+                    (0..n as u32)
+                        .map(|x| 1000 * (runs.len() as u32 + 1) + x)
+                        .collect(),
+                );
                 runs.push(Run {
                     old: start..end,
                     new_len: n,
