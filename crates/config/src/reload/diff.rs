@@ -10,9 +10,10 @@
 //!
 //! Any alignment of equal lines gives a correct result (the hunks rebuild the new text
 //! exactly); the search only tries to keep the hunks small. It is bounded: a mismatch
-//! first looks [`NEAR`] lines ahead on each side, then up to [`FAR`] lines through a hash
-//! table; past that, or past [`MAX_HUNKS`], the rest of the texts is one hunk (the caller
-//! decides whether that is still worth a fast path).
+//! first compares every pair of the [`NEAR`] lines ahead on each side, then looks for
+//! equal lines through a hash table over windows growing to [`FAR`] lines; past that, or
+//! past [`MAX_HUNKS`], the rest of the texts is one hunk (the caller decides whether that
+//! is still worth a fast path).
 
 use std::hash::{BuildHasher, BuildHasherDefault};
 use std::ops::Range;
@@ -143,8 +144,29 @@ impl Lookahead {
                 }
             }
         }
-        self.a.fill(a, FAR);
-        self.b.fill(b, FAR);
+        // Then through a hash table of `b`'s lines, over windows growing to FAR lines: the
+        // cost follows the distance to the next equal line, not the bound.
+        let ended = |l: &Lines, t: &[u8]| l.ends.last().copied().unwrap_or(0) == t.len();
+        let mut w = 4 * NEAR;
+        loop {
+            w = w.min(FAR);
+            if let Some(m) = self.search(a, b, w) {
+                return Some(m);
+            }
+            if w == FAR || ended(&self.a, a) && ended(&self.b, b) {
+                break;
+            }
+            w *= 8;
+        }
+        // Both texts end within reach: the rest is the hunk.
+        (ended(&self.a, a) && ended(&self.b, b)).then_some((a.len(), b.len()))
+    }
+
+    /// The equal pair of lines nearest the start among the first `w` lines of each side,
+    /// as byte offsets.
+    fn search(&mut self, a: &[u8], b: &[u8], w: usize) -> Option<(usize, usize)> {
+        self.a.fill(a, w);
+        self.b.fill(b, w);
         self.table.clear();
         for (k, h) in self.b.hashes.iter().enumerate().rev() {
             self.table.insert(*h, k as u32);
@@ -163,12 +185,7 @@ impl Lookahead {
                 best = Some((da, db));
             }
         }
-        if let Some((da, db)) = best {
-            return Some((self.a.start(da), self.b.start(db)));
-        }
-        // Both texts end within reach: the rest is the hunk.
-        let ends = |l: &Lines, t: &[u8]| l.ends.last().copied().unwrap_or(0) == t.len();
-        (ends(&self.a, a) && ends(&self.b, b)).then_some((a.len(), b.len()))
+        best.map(|(da, db)| (self.a.start(da), self.b.start(db)))
     }
 
     /// Byte offsets of line `da` of `a` and `db` of `b` if they are equal lines, or both
@@ -324,6 +341,22 @@ mod tests {
         b[2 * FAR] = "x\n".into();
         let (a, b) = (a.concat(), b.concat());
         assert_eq!(shape(&a, &b), vec![(3 * FAR - 10, 3 * FAR - 10)]);
+    }
+
+    #[test]
+    fn runs_longer_than_the_near_search_are_found() {
+        let a = lines(3000);
+        let mut b = a.clone();
+        let mut want = Vec::new();
+        for (r, at) in (0..3000).step_by(100).enumerate() {
+            let n = 9 + r % 40;
+            for l in &mut b[at..at + n] {
+                *l = l.replace("line", "LINE");
+            }
+            want.push((n, n));
+        }
+        let (a, b) = (a.concat(), b.concat());
+        assert_eq!(shape(&a, &b), want);
     }
 
     #[test]

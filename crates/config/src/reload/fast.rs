@@ -98,9 +98,10 @@ fn plain_item(s: &str) -> bool {
         && !s.ends_with(' ')
 }
 
-/// Most new lines the fast path parses. Past that (a rewrite of most of the block, or
-/// an edit the diff gave up on, whose rest is one hunk) the full parse costs little more
-/// and the patch bookkeeping grows with the edit: the full path is taken.
+/// Most new lines the fast path parses. More is a rewrite of much of the block, or an
+/// edit the diff gave up on (its rest is one hunk, up to the whole file): far past the
+/// derive limit, so a full compile follows anyway. The full path is taken, which keeps
+/// the fast path's own cost (its bookkeeping grows with the edit) bounded.
 pub(super) const MAX_LINES: usize = 1 << 16;
 
 /// What the fast path changed in the set (patched in place: copying a full view's
