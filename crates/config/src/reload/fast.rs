@@ -19,6 +19,7 @@ use crate::types::{Cidr, FastSet};
 use crate::yaml::{Node, NodeKind};
 
 use super::source::Edit;
+use super::splice::{splice_runs, Run};
 
 /// Where the compact block is, in the text of the last good file.
 #[derive(Clone, Debug)]
@@ -97,24 +98,64 @@ fn plain_item(s: &str) -> bool {
         && !s.ends_with(' ')
 }
 
+/// Most new lines the fast path parses. More is a rewrite of much of the block, or an
+/// edit the diff gave up on (its rest is one hunk, up to the whole file): far past the
+/// derive limit, so a full compile follows anyway. The full path is taken, which keeps
+/// the fast path's own cost (its bookkeeping grows with the edit) bounded.
+pub(super) const MAX_LINES: usize = 1 << 16;
+
 /// What the fast path changed in the set (patched in place: copying a full view's
 /// ~900k routes would cost more than the rest of the edit); the layout has already
 /// been updated to match. [`Patched::undo`] restores the set.
 pub(super) struct Patched {
+    /// The routes of the changed lines, every hunk's back to back, before and after.
     pub removed: Vec<(Cidr, u32)>,
     pub added: Vec<(Cidr, u32)>,
-    /// Index in `RouteSet::ipv4` of the first replaced route.
-    at: usize,
+    /// Per hunk: index in `RouteSet::ipv4` (before the patch) of its first route, routes
+    /// removed, routes added.
+    runs: Vec<(usize, usize, usize)>,
     old_specs: Vec<RouteSpec>,
 }
 
 impl Patched {
     /// Puts `set` back as it was before [`apply`].
     pub fn undo(self, set: &mut RouteSet) {
-        set.ipv4
-            .splice(self.at..self.at + self.added.len(), self.removed);
+        // The patch in reverse: each run of added routes, where it lies now, goes back
+        // to the removed ones.
+        let mut shift = 0isize;
+        let runs: Vec<Run> = self
+            .runs
+            .iter()
+            .map(|&(at, n_old, n_new)| {
+                let start = (at as isize + shift) as usize;
+                shift += n_new as isize - n_old as isize;
+                Run {
+                    old: start..start + n_new,
+                    new_len: n_old,
+                }
+            })
+            .collect();
+        splice_routes(&mut set.ipv4, &runs, &self.removed);
         set.specs = self.old_specs;
     }
+}
+
+/// Replaces the runs of `routes` by `new`, taken in order.
+fn splice_routes(routes: &mut Vec<(Cidr, u32)>, runs: &[Run], new: &[(Cidr, u32)]) {
+    let pad = (Cidr { addr: 0, len: 0 }, 0);
+    let mut from = 0;
+    splice_runs(routes, runs, pad, |_, slot| {
+        slot.copy_from_slice(&new[from..from + slot.len()]);
+        from += slot.len();
+    });
+}
+
+/// One hunk located in the compact block.
+struct Located {
+    /// 0-based index of its first line in the old text.
+    line: usize,
+    old_lines: usize,
+    new_lines: usize,
 }
 
 /// Applies `edit` to the state built from `old`; `None` means "use the full path" (and
@@ -126,46 +167,62 @@ pub(super) fn apply(
     set: &mut RouteSet,
     ctx: &RouteContext,
 ) -> Option<Patched> {
-    let (start, old_end) = (edit.start, edit.old_end);
-    let new_region = edit.region.as_str();
-    // Whole lines on both sides (a last line without a newline is left to the full path).
-    let old_region = &old[start..old_end];
-    if !old_region.is_empty() && !old_region.ends_with('\n')
-        || !new_region.is_empty() && !new_region.ends_with('\n')
-    {
-        return None;
-    }
-    let line_a = lay.line_starts.partition_point(|&x| x <= start) - 1;
-    if lay.line_starts[line_a] != start {
-        return None;
-    }
-    let grow = new_region.len() as isize - old_region.len() as isize;
-    let old_lines = old_region.matches('\n').count();
-    if !(lay.first <= line_a && line_a + old_lines <= lay.first + lay.count) {
-        return None;
-    }
     let d = Decoder::new();
     let mut v = Validator::seeded(&d, ctx, &set.specs);
     let col0 = lay.indent.len() as u32 + 1;
-    let mut new_lines = 0;
-    for (k, line) in new_region.lines().enumerate() {
-        let item = line.strip_prefix(lay.indent.as_str())?;
-        if !plain_item(item) {
+    let mut hunks = Vec::with_capacity(edit.hunks.len());
+    let (mut old_total, mut new_total) = (0, 0);
+    for (k, h) in edit.hunks.iter().enumerate() {
+        let old_region = &old[h.old.clone()];
+        let new_region = edit.new_text(k);
+        // Whole lines on both sides (a last line without a newline is left to the full
+        // path).
+        if !old_region.is_empty() && !old_region.ends_with('\n')
+            || !new_region.is_empty() && !new_region.ends_with('\n')
+        {
             return None;
         }
-        v.compact_item(item, (line_a + k + 1) as u32, col0, &String::new);
-        new_lines += 1;
+        let line = lay.line_starts.partition_point(|&x| x <= h.old.start) - 1;
+        if lay.line_starts[line] != h.old.start {
+            return None;
+        }
+        let old_lines = old_region.bytes().filter(|&c| c == b'\n').count();
+        if !(lay.first <= line && line + old_lines <= lay.first + lay.count) {
+            return None;
+        }
+        // Line numbers in the new text (for the validator's marks).
+        let new_line = line + new_total - old_total;
+        let mut new_lines = 0;
+        for l in new_region.lines() {
+            let item = l.strip_prefix(lay.indent.as_str())?;
+            if !plain_item(item) || new_total + new_lines >= MAX_LINES {
+                return None;
+            }
+            v.compact_item(item, (new_line + new_lines + 1) as u32, col0, &String::new);
+            new_lines += 1;
+        }
+        old_total += old_lines;
+        new_total += new_lines;
+        hunks.push(Located {
+            line,
+            old_lines,
+            new_lines,
+        });
     }
-    if d.has_errors() {
+    // The block keeps at least one item (an empty one is null, not a sequence).
+    if d.has_errors() || lay.count + new_total == old_total {
         return None;
     }
     // Seeding interned the running specs first, in order: their ids are unchanged.
     let (added, specs) = v.take_ipv4();
-    if added.len() != new_lines {
+    if added.len() != new_total {
         return None;
     }
-    let k0 = lay.ipv4_offset + (line_a - lay.first);
-    let removed: Vec<(Cidr, u32)> = set.ipv4[k0..k0 + old_lines].to_vec();
+    let at = |h: &Located| lay.ipv4_offset + (h.line - lay.first);
+    let mut removed: Vec<(Cidr, u32)> = Vec::with_capacity(old_total);
+    for h in &hunks {
+        removed.extend_from_slice(&set.ipv4[at(h)..at(h) + h.old_lines]);
+    }
     let gone: FastSet<Cidr> = removed.iter().map(|(c, _)| *c).collect();
     if added
         .iter()
@@ -174,28 +231,74 @@ pub(super) fn apply(
         return None;
     }
     // Point of no return: patch the set and the layout.
-    set.ipv4.splice(k0..k0 + old_lines, added.iter().copied());
+    let runs: Vec<Run> = hunks
+        .iter()
+        .map(|h| Run {
+            old: at(h)..at(h) + h.old_lines,
+            new_len: h.new_lines,
+        })
+        .collect();
+    splice_routes(&mut set.ipv4, &runs, &added);
     let old_specs = std::mem::replace(&mut set.specs, specs);
-    lay.count = lay.count + new_lines - old_lines;
+    lay.count = lay.count + new_total - old_total;
     for c in &gone {
         lay.prefixes.remove(c);
     }
     lay.prefixes.extend(added.iter().map(|(c, _)| *c));
-    let starts = new_region.match_indices('\n').map(|(i, _)| start + i + 1);
-    let after = line_a + old_lines + 1;
-    let tail_from = line_a + 1 + new_lines;
-    lay.line_starts.splice(line_a + 1..after, starts);
-    if grow != 0 {
-        for x in &mut lay.line_starts[tail_from..] {
-            *x = (*x as isize + grow) as usize;
-        }
-    }
+    move_line_starts(&mut lay.line_starts, edit, &hunks);
     Some(Patched {
         removed,
         added,
-        at: k0,
+        runs: hunks
+            .iter()
+            .map(|h| (at(h), h.old_lines, h.new_lines))
+            .collect(),
         old_specs,
     })
+}
+
+/// Updates the line starts of the old text to the new one: each hunk's lines replaced by
+/// the new lines' starts, every line after a hunk moved by the bytes the hunks before it
+/// added.
+fn move_line_starts(starts: &mut Vec<usize>, edit: &Edit, hunks: &[Located]) {
+    // Entry `line + 1 + j` is the start of the line after the hunk's line j: the hunk's
+    // own first entry (its start) stays.
+    let runs: Vec<Run> = hunks
+        .iter()
+        .map(|h| Run {
+            old: h.line + 1..h.line + 1 + h.old_lines,
+            new_len: h.new_lines,
+        })
+        .collect();
+    let mut grow = 0isize;
+    splice_runs(starts, &runs, 0, |k, slot| {
+        let h = &edit.hunks[k];
+        let at = (h.old.start as isize + grow) as usize;
+        let ends = edit
+            .new_text(k)
+            .match_indices('\n')
+            .map(|(i, _)| at + i + 1);
+        for (s, e) in slot.iter_mut().zip(ends) {
+            *s = e;
+        }
+        grow += h.new.len() as isize - h.old.len() as isize;
+    });
+    // The unchanged lines after each hunk, in the new indices.
+    let mut grow = 0isize;
+    let mut line_shift = 0isize;
+    for (k, h) in hunks.iter().enumerate() {
+        grow += edit.hunks[k].new.len() as isize - edit.hunks[k].old.len() as isize;
+        line_shift += h.new_lines as isize - h.old_lines as isize;
+        let from = (h.line as isize + 1 + h.old_lines as isize + line_shift) as usize;
+        let to = hunks.get(k + 1).map_or(starts.len(), |n| {
+            (n.line as isize + 1 + line_shift) as usize
+        });
+        if grow != 0 {
+            for x in &mut starts[from..to] {
+                *x = (*x as isize + grow) as usize;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,21 +16,26 @@
 //! triggers another reload.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::str::Utf8Error;
+
+use super::diff::{self, Hunk};
+use super::splice::{splice_runs, Run};
 
 /// Chunk size: small enough to stay in L2, big enough that syscalls do not matter.
 const CHUNK: usize = 256 * 1024;
 
-/// The new text as a splice of the old: `old[..start] + region + old[old_end..]`, where
-/// `start` and `old_end` are line starts of the old text (or its ends), so every piece
-/// is whole lines and valid UTF-8 on its own.
+/// The new text as changed runs of whole lines of the old: each hunk's `old` range (line
+/// starts of the old text, or its end) is replaced by the hunk's `new` range of `text`.
+/// Every piece is whole lines, so valid UTF-8 on its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Edit {
-    pub start: usize,
-    pub old_end: usize,
-    pub region: String,
+    /// In order, not overlapping, separated by at least one unchanged line.
+    pub hunks: Vec<Hunk>,
+    /// The new lines of every hunk, back to back.
+    pub text: String,
 }
 
 impl Edit {
@@ -44,30 +49,76 @@ impl Edit {
         let s = common_suffix(a, b, a.len().min(b.len()) - p);
         let (start, old_end) = widen(a, p, a.len() - s);
         let new_end = old_end + b.len() - a.len();
-        Some(Edit {
-            start,
-            old_end,
-            region: new[start..new_end].to_string(),
-        })
+        let e = Edit::of_middles(start, &a[start..old_end], &b[start..new_end]);
+        Some(e.expect("hunks of valid text are whole lines"))
+    }
+
+    /// The edit that turns `old_mid` (the old text from byte `start`) into `new_mid`.
+    fn of_middles(start: usize, old_mid: &[u8], new_mid: &[u8]) -> Result<Edit, Utf8Error> {
+        let mut hunks = diff::hunks(old_mid, new_mid);
+        let mut text = Vec::with_capacity(hunks.iter().map(|h| h.new.len()).sum());
+        for h in &mut hunks {
+            let at = text.len();
+            text.extend_from_slice(&new_mid[h.new.clone()]);
+            h.old = h.old.start + start..h.old.end + start;
+            h.new = at..text.len();
+        }
+        // Outside the hunks the new text is the old one: valid already.
+        let text = String::from_utf8(text).map_err(|e| e.utf8_error())?;
+        Ok(Edit { hunks, text })
+    }
+
+    /// The new lines of hunk `k`.
+    pub fn new_text(&self, k: usize) -> &str {
+        &self.text[self.hunks[k].new.clone()]
     }
 
     /// Length of the new text.
     pub fn new_len(&self, old: &str) -> usize {
-        old.len() - (self.old_end - self.start) + self.region.len()
+        self.hunks
+            .iter()
+            .fold(old.len(), |n, h| n - h.old.len() + h.new.len())
+    }
+
+    /// Every hunk keeps its length: applying the edit moves no other byte.
+    pub fn in_place(&self) -> bool {
+        self.hunks.iter().all(|h| h.old.len() == h.new.len())
     }
 
     /// Builds the whole new text.
     pub fn assemble(&self, old: &str) -> String {
         let mut t = String::with_capacity(self.new_len(old));
-        t.push_str(&old[..self.start]);
-        t.push_str(&self.region);
-        t.push_str(&old[self.old_end..]);
+        let mut at = 0;
+        for (k, h) in self.hunks.iter().enumerate() {
+            t.push_str(&old[at..h.old.start]);
+            t.push_str(self.new_text(k));
+            at = h.old.end;
+        }
+        t.push_str(&old[at..]);
         t
     }
 
-    /// Turns `old` into the new text in place (moves the tail only if the length changed).
+    /// Turns `old` into the new text in place: each unchanged stretch moves at most once.
     pub fn apply_to(self, old: &mut String) {
-        old.replace_range(self.start..self.old_end, &self.region);
+        if self.in_place() {
+            for (k, h) in self.hunks.iter().enumerate() {
+                old.replace_range(h.old.clone(), self.new_text(k));
+            }
+            return;
+        }
+        let runs: Vec<Run> = self
+            .hunks
+            .iter()
+            .map(|h| Run {
+                old: h.old.clone(),
+                new_len: h.new.len(),
+            })
+            .collect();
+        let mut bytes = std::mem::take(old).into_bytes();
+        splice_runs(&mut bytes, &runs, 0, |k, slot| {
+            slot.copy_from_slice(self.new_text(k).as_bytes())
+        });
+        *old = String::from_utf8(bytes).expect("whole lines of valid text");
     }
 }
 
@@ -89,6 +140,8 @@ pub(super) fn read(path: &Path, old: Option<&str>, scratch: &mut Vec<u8>) -> io:
             return Ok(r);
         }
     }
+    // From the start: `compare` may have moved the file position.
+    f.seek(SeekFrom::Start(0))?;
     let mut buf = Vec::new();
     f.read_to_end(&mut buf)?;
     String::from_utf8(buf)
@@ -96,7 +149,7 @@ pub(super) fn read(path: &Path, old: Option<&str>, scratch: &mut Vec<u8>) -> io:
         .map_err(|e| invalid_utf8(e.utf8_error()))
 }
 
-fn invalid_utf8(e: std::str::Utf8Error) -> io::Error {
+fn invalid_utf8(e: Utf8Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
@@ -141,21 +194,21 @@ fn compare(f: &File, old: &str, scratch: &mut Vec<u8>) -> io::Result<Option<Foun
     }
     let (start, old_end) = widen(a, p, a.len() - s);
     // The new bytes between the line boundaries: old's line head, the file's changed
-    // bytes, old's line tail (both ends are common to the two texts).
-    let mut region = Vec::with_capacity(p - start + (n - s - p) + old_end - (a.len() - s));
-    region.extend_from_slice(&a[start..p]);
-    region.resize(region.len() + (n - s - p), 0);
-    let at = p - start;
-    if !short(f.read_exact_at(&mut region[at..], p as u64))? {
+    // bytes, old's line tail (both ends are common to the two texts). Kept in `scratch`
+    // (a spread edit of a full view spans most of the file: no new buffer each time).
+    let want = n - s - p;
+    scratch.clear();
+    scratch.reserve(p - start + want + old_end - (a.len() - s));
+    scratch.extend_from_slice(&a[start..p]);
+    // Read straight into the spare capacity (no zeroing of megabytes first).
+    let mut r = f;
+    r.seek(SeekFrom::Start(p as u64))?;
+    if r.take(want as u64).read_to_end(scratch)? < want {
         return Ok(None);
     }
-    region.extend_from_slice(&a[a.len() - s..old_end]);
-    let region = String::from_utf8(region).map_err(|e| invalid_utf8(e.utf8_error()))?;
-    Ok(Some(Found::Edit(Edit {
-        start,
-        old_end,
-        region,
-    })))
+    scratch.extend_from_slice(&a[a.len() - s..old_end]);
+    let e = Edit::of_middles(start, &a[start..old_end], scratch).map_err(invalid_utf8)?;
+    Ok(Some(Found::Edit(e)))
 }
 
 /// Widens the differing bytes `old[p..q]` to whole lines: back to the start of `p`'s
@@ -250,12 +303,15 @@ mod tests {
         for (old, new) in &owned {
             for e in [Edit::between(old, new), via_file(old, new)] {
                 let e = e.expect("texts differ");
-                assert!(e.start == 0 || old.as_bytes()[e.start - 1] == b'\n');
-                assert!(
-                    e.old_end == old.len() || old.as_bytes()[e.old_end - 1] == b'\n',
-                    "{e:?}"
-                );
+                for h in &e.hunks {
+                    assert!(h.old.start == 0 || old.as_bytes()[h.old.start - 1] == b'\n');
+                    assert!(
+                        h.old.end == old.len() || old.as_bytes()[h.old.end - 1] == b'\n',
+                        "{e:?}"
+                    );
+                }
                 assert_eq!(e.assemble(old), *new);
+                assert_eq!(e.new_len(old), new.len());
                 let mut t = old.clone();
                 e.apply_to(&mut t);
                 assert_eq!(t, *new);
@@ -265,7 +321,19 @@ mod tests {
         assert_eq!(Edit::between(&big, &big), None);
         // One changed line of a big text: only that line is kept.
         let e = via_file(&big, &owned[10].1).unwrap();
-        assert_eq!(e.region, "  - line 3000x\n");
+        assert_eq!(e.text, "  - line 3000x\n");
+        // Changes spread over the text: one hunk each, only the changed lines kept.
+        let spread = big
+            .replace("line 10\n", "line 10x\n")
+            .replace("  - line 20000\n", "")
+            .replace("line 39990\n", "line 39990\n  - new\n");
+        let e = via_file(&big, &spread).unwrap();
+        assert_eq!(e.hunks.len(), 3);
+        assert_eq!(e.text, "  - line 10x\n  - new\n");
+        assert!(!e.in_place());
+        let mut t = big.clone();
+        e.apply_to(&mut t);
+        assert_eq!(t, spread);
     }
 
     #[test]
