@@ -146,7 +146,14 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
     let ttl = prop_oneof![Just(0u8), Just(1), Just(2), any::<u8>()];
     (
         proptest::collection::vec((label, 0u8..8, ttl.clone()), 0..4),
-        (first_octet(), first_octet(), ttl, 0u8..64, any::<bool>(), 0usize..1600),
+        (
+            first_octet(),
+            first_octet(),
+            ttl,
+            0u8..64,
+            any::<bool>(),
+            0usize..1600,
+        ),
         (prop_oneof![9 => Just(false), 1 => Just(true)], 0usize..24),
         prop_oneof![6 => Just(None), 1 => (0usize..60, 1u8..=255).prop_map(Some)],
         prop_oneof![8 => Just(0usize), 1 => 1usize..3, 1 => 1usize..40],
