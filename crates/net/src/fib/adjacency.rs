@@ -13,21 +13,25 @@ const ETH_LEN: usize = 14;
 /// (outermost first) with TC = 0, TTL = 0 and the S bit clear on every label. The
 /// pipeline copies the Ethernet part as is and writes each pushed label as one word with
 /// its TC, TTL and S bit (which depends on whether labels remain below it).
+///
+/// Laid out so that what forwarding reads (the template's Ethernet header and first label,
+/// port, MTU, label count, whether the neighbor is resolved) fills the first cache line.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(C, align(64))]
 pub struct Adjacency {
+    template: [u8; ETH_LEN + 4 * MAX_PUSH],
     /// Egress port id.
     pub port: u16,
     /// IP MTU of the egress link (payload bytes after the Ethernet header).
     pub mtu: u16,
-    /// The neighbor's IPv4 address (for ARP and logs).
-    pub neighbor: [u8; 4],
+    label_count: u8,
     /// The neighbor's MAC address; `None` until ARP resolves it (packets go to the slow path).
     pub dst_mac: Option<[u8; 6]>,
     /// The egress port's MAC address.
     pub src_mac: [u8; 6],
+    /// The neighbor's IPv4 address (for ARP and logs).
+    pub neighbor: [u8; 4],
     labels: [u32; MAX_PUSH],
-    label_count: u8,
-    template: [u8; ETH_LEN + 4 * MAX_PUSH],
 }
 
 impl Adjacency {

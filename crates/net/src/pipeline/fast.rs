@@ -57,19 +57,21 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
     if !adj.is_resolved() {
         return None;
     }
-    match (entry.op, adj.labels()) {
-        (LabelOp::Swap, &[out_label]) => {
+    match (entry.op, adj.push_bytes()) {
+        (LabelOp::Swap, LSE) => {
             // The swapped label replaces the received one: the frame keeps its length.
             if data.len() - HEADER_LEN > adj.mtu as usize {
                 return None;
             }
+            let (eth, label) = adj.header_template().split_at(HEADER_LEN);
             let d = pkt.data_mut();
-            d[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
-            // TC and S as received, TTL one less.
-            let out = out_label << 12 | (lse & 0xf00) | (ttl - 1) as u32;
+            d[..HEADER_LEN].copy_from_slice(eth);
+            // The template's label word has TC, S and TTL clear: TC and S as received,
+            // TTL one less.
+            let out = be32(label) | (lse & 0xf00) | (ttl - 1) as u32;
             d[HEADER_LEN..HEADER_LEN + LSE].copy_from_slice(&out.to_be_bytes());
         }
-        (LabelOp::Pop, []) if lse & BOS != 0 => {
+        (LabelOp::Pop, 0) if lse & BOS != 0 => {
             let total = exposed_ipv4(&data[HEADER_LEN + LSE..])?;
             let ip_ttl = data[HEADER_LEN + LSE + 8];
             let ttl = match entry.ttl_mode {
@@ -91,6 +93,11 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
         _ => return None,
     }
     Some(Verdict::Forward { port: adj.port })
+}
+
+#[inline]
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
 
 /// Total length of the option-less IPv4 datagram starting `ip`, when its header is sound
@@ -175,18 +182,19 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let d = pkt.data_mut();
     let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
     let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
-    eth.copy_from_slice(adj.ethernet_template());
-    if let [upper @ .., bottom] = adj.labels() {
+    let (template_eth, template_lses) = adj.header_template().split_at(HEADER_LEN);
+    eth.copy_from_slice(template_eth);
+    if push > 0 {
         let outer = match route.ttl_mode {
             TtlMode::Uniform => ttl,
             TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
             TtlMode::Pipe(t) => t,
         } as u32;
-        let word = |label: u32| label << 12 | tc << 9 | outer;
-        for (lse, &l) in lses.chunks_exact_mut(LSE).zip(upper) {
-            lse.copy_from_slice(&word(l).to_be_bytes());
+        // Template words have TC, S and TTL clear.
+        for (lse, t) in lses.chunks_exact_mut(LSE).zip(template_lses.chunks_exact(LSE)) {
+            lse.copy_from_slice(&(be32(t) | tc << 9 | outer).to_be_bytes());
         }
-        lses[push - LSE..].copy_from_slice(&(word(*bottom) | BOS).to_be_bytes());
+        lses[push - LSE + 2] |= 1; // S on the bottom label
     }
     set_ttl(ip, ttl);
     Some(Verdict::Forward { port: adj.port })
