@@ -38,15 +38,22 @@ const HDR: usize = 4;
 /// Words per cache line. Arena allocations are whole lines, so scratch offsets that are
 /// line-aligned stay line-aligned in the arena.
 const LINE: usize = 16;
-/// Free space a fresh arena gets beyond its contents, at least (words: 4 MiB), and as
-/// a multiple of the contents: changes append until it runs out.
-const MIN_SLACK: usize = if cfg!(test) { 1 << 10 } else { 1 << 20 };
+/// Free space a fresh arena gets beyond its contents, at least (words: 64 KiB), and as
+/// a multiple of the contents: changes append until it runs out. Proportional to the
+/// table so that a small table is small; the slack is never written until used, so it
+/// costs address space, not memory.
+const MIN_SLACK: usize = if cfg!(test) { 1 << 10 } else { 1 << 14 };
+/// Tables whose written part (top array pages of non-empty /8 blocks and records) reaches
+/// this many bytes go on hugepages; smaller ones on plain pages (see `huge.rs`).
+const HUGE_MIN_BYTES: usize = 2 << 20;
 
 /// Top arrays of dropped tables, kept for the next change to copy into: a fresh mapping
 /// costs a hugepage fault (zeroing 2 MiB, sometimes compaction) that took a one-route
 /// change from 67 to 400 us median. Only changes and drops (control plane) take the lock.
+/// Fresh layouts take a fresh zeroed mapping instead, which they write only where a /8
+/// block has prefixes.
 static SPARE_TOPS: Mutex<Vec<HugeBuf>> = Mutex::new(Vec::new());
-/// Spare top arrays kept at most (1 MiB each, backed by one hugepage).
+/// Spare top arrays kept at most (1 MiB each).
 const MAX_SPARE_TOPS: usize = 4;
 
 /// A top array: `TOP_LEN` entries, recycled through `SPARE_TOPS` when dropped.
@@ -54,10 +61,20 @@ const MAX_SPARE_TOPS: usize = 4;
 struct Top(Option<HugeBuf>);
 
 impl Top {
+    /// A top array of zeroes ("no route": each lookup takes its block's inherited value).
+    fn zeroed(huge: bool) -> Top {
+        Top(Some(HugeBuf::zeroed(TOP_LEN, huge)))
+    }
+
     /// A top array with unspecified contents (callers overwrite every entry).
-    fn any() -> Top {
-        let spare = SPARE_TOPS.lock().ok().and_then(|mut s| s.pop());
-        Top(Some(spare.unwrap_or_else(|| HugeBuf::zeroed(TOP_LEN))))
+    fn any(huge: bool) -> Top {
+        let spare = SPARE_TOPS.lock().ok().and_then(|mut s| {
+            let i = s.iter().position(|b| b.huge() == huge)?;
+            Some(s.swap_remove(i))
+        });
+        Top(Some(
+            spare.unwrap_or_else(|| HugeBuf::zeroed(TOP_LEN, huge)),
+        ))
     }
 
     fn buf(&self) -> &HugeBuf {
@@ -88,9 +105,9 @@ pub(super) struct Arena {
 }
 
 impl Arena {
-    fn with_capacity(words: usize) -> Arena {
+    fn with_capacity(words: usize, huge: bool) -> Arena {
         Arena {
-            buf: HugeBuf::zeroed(words.next_multiple_of(LINE).max(LINE)),
+            buf: HugeBuf::zeroed(words.next_multiple_of(LINE).max(LINE), huge),
             used: AtomicUsize::new(0),
         }
     }
@@ -257,24 +274,36 @@ impl Layout {
 impl Flat {
     /// Lays out all `blocks` in a fresh arena.
     pub(super) fn build(blocks: &[Arc<Block>], inherit: &[u32; 256]) -> Flat {
-        let narrow = blocks.iter().all(|b| fits_narrow(b));
-        // Value entries go straight into the top array; only node records pass through the
-        // layout (a scratch entry for each of the 2^18 chunks made even a two-prefix table
-        // cost milliseconds to build).
-        let mut top = Top::any();
+        // Only blocks with prefixes are visited: the top array starts zeroed ("no route")
+        // and untouched pages of it cost nothing, so a table of a few routes builds in
+        // microseconds. Value entries go straight into the top array; only node records
+        // pass through the layout (a scratch entry for each of the 2^18 chunks made even
+        // a two-prefix table cost milliseconds to build).
+        let used: Vec<usize> = (0..blocks.len())
+            .filter(|&b| !blocks[b].prefixes().is_empty())
+            .collect();
+        let narrow = used.iter().all(|&b| fits_narrow(&blocks[b]));
         let mut layout = Layout::new();
-        let t = top.buf_mut().as_mut_slice();
-        for (i, slot) in t.iter_mut().enumerate() {
-            let blk = &blocks[i / CHUNKS];
-            let e = blk.top[i % CHUNKS];
-            if e & NODE == 0 {
-                *slot = e;
-            } else {
-                layout.add_record(blk, e, i, narrow);
+        for &b in &used {
+            let blk = &blocks[b];
+            for (c, &e) in blk.top.iter().enumerate() {
+                if e & NODE != 0 {
+                    layout.add_record(blk, e, b * CHUNKS + c, narrow);
+                }
             }
         }
         let live = layout.words.len();
-        let arena = Arena::with_capacity(live + live.max(MIN_SLACK));
+        let huge = (used.len() * CHUNKS + live) * 4 >= HUGE_MIN_BYTES;
+        let mut top = Top::zeroed(huge);
+        let t = top.buf_mut().as_mut_slice();
+        for &b in &used {
+            for (slot, &e) in t[b * CHUNKS..][..CHUNKS].iter_mut().zip(&blocks[b].top) {
+                if e != 0 && e & NODE == 0 {
+                    *slot = e;
+                }
+            }
+        }
+        let arena = Arena::with_capacity(live + live.max(MIN_SLACK), huge);
         assert!(
             layout.commit(&arena, t),
             "a fresh LPM arena holds its contents"
@@ -304,7 +333,7 @@ impl Flat {
             layout.add_chunk(blocks, i, self.narrow);
         }
         if Arc::get_mut(&mut self.top).is_none() {
-            let mut top = Top::any();
+            let mut top = Top::any(self.top.buf().huge());
             top.buf_mut()
                 .as_mut_slice()
                 .copy_from_slice(self.top.buf().as_slice());
