@@ -57,8 +57,9 @@
 //! those chunks again in the lookup form: their records are appended to the shared arena
 //! and their top entries written into this table's top array (copied first, 1 MiB, if a
 //! clone still shares it). Published snapshots never see a write. When the arena is full
-//! (its slack is as large as its contents, at least 64 KiB) the whole table is laid out
-//! afresh, which drops the records of replaced chunks. Cloning an `Lpm4` costs 256
+//! (its slack is as large as its contents, and at least 64 KiB after a bulk build, twice
+//! the old arena up to 4 MiB after the arena filled) the whole table is laid out afresh,
+//! which drops the records of replaced chunks. Cloning an `Lpm4` costs 256
 //! reference counts for the blocks and two for the lookup form: the way to derive the
 //! next snapshot from the published one. Prefixes shorter than /8 are kept apart (at
 //! most 255 of them) and resolved per block by `inherit`, so a default route change
