@@ -568,6 +568,51 @@ mod tests {
         assert_eq!(lpm.lookup(0x0b00_4000), None);
     }
 
+    /// Pages of `buf` the process has backed (mincore).
+    fn resident_pages(buf: &HugeBuf) -> usize {
+        let page = 4096;
+        let pages = (buf.len() * 4).div_ceil(page);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: `buf` starts on a page boundary (its own mapping) and covers `pages`
+        // pages of it; mincore only reports on them.
+        let rc = unsafe {
+            libc::mincore(
+                buf.as_ptr() as *mut libc::c_void,
+                pages * page,
+                vec.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+        vec.iter().filter(|&&v| v & 1 != 0).count()
+    }
+
+    #[test]
+    fn a_small_table_writes_only_the_top_pages_of_its_blocks() {
+        let lpm = Lpm4::from_prefixes([
+            (0x0a00_0000, 8, 1),
+            (0x0a01_0200, 24, 2),
+            (0x0a01_0280, 25, 3),
+            (0xc0a8_0000, 16, 4),
+            (0, 0, 5),
+            (0x8000_0000, 4, 6),
+        ]);
+        let top = lpm.flat.top.buf();
+        assert!(!top.huge() && !lpm.flat.arena.buf.huge());
+        // Blocks 10 and 192, one 4 KiB page of top entries each.
+        assert_eq!(resident_pages(top), 2);
+        assert!(lpm.flat.arena.buf.len() <= lpm.flat.arena.used() + MIN_SLACK + LINE);
+        assert_eq!(lpm.lookup(0x0a01_0281), Some(3));
+        assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
+        assert_eq!(lpm.lookup(0x0aff_0000), Some(1));
+        assert_eq!(lpm.lookup(0xc0a8_0101), Some(4));
+        assert_eq!(lpm.lookup(0x8100_0000), Some(6));
+        assert_eq!(lpm.lookup(0x0b00_0000), Some(5));
+        // A table that writes over 2 MiB goes on hugepages.
+        let mut r = Rng(3);
+        let big = Lpm4::from_prefixes((0..60_000).map(|i| (r.next(), 24, i)));
+        assert!(big.flat.top.buf().huge() && big.flat.arena.buf.huge());
+    }
+
     #[test]
     fn records_that_fit_a_line_do_not_straddle_one() {
         let mut r = Rng(11);
