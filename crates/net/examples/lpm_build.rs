@@ -44,6 +44,9 @@ fn random_prefixes(r: &mut Rng, n: usize) -> Vec<(u32, u8, u32)> {
 }
 
 fn measure(name: &str, rounds: usize, mut make: impl FnMut(&mut Rng) -> Vec<(u32, u8, u32)>) {
+    if rounds == 0 {
+        return;
+    }
     let mut r = Rng(1);
     let mut us = Vec::with_capacity(rounds);
     for _ in 0..rounds {
