@@ -35,12 +35,6 @@ use crate::prefetch::prefetch;
 pub(super) const TOP_LEN: usize = 1 << 18;
 /// Words of a record header: the child bitmap and the leaf-run bitmap.
 const HDR: usize = 4;
-/// Largest encoded value of a narrow table (u16 leaves whose top bit marks a child).
-const NARROW_MAX: u32 = 0x7FFF;
-/// Leaf of a direct record: bit set, the low 6 bits are a child index, not a value.
-const DEEP: u32 = 0x8000;
-/// Words of a direct record's leaf array: 64 u16 leaves, two cache lines.
-const DIRECT: usize = 32;
 /// Words per cache line. Arena allocations are whole lines, so scratch offsets that are
 /// line-aligned stay line-aligned in the arena.
 const LINE: usize = 16;
@@ -209,39 +203,9 @@ fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> usize {
     at
 }
 
-/// Appends the direct record of chunk root `n` of `blk` (line-aligned in `out`, whose
-/// start will be line-aligned in the arena) and its children's records, and returns
-/// where it starts: the 64 leaves of the root node expanded, u16 each (a value, or
-/// `DEEP | k` for its k-th child), then one u32 offset per child from the record.
-fn emit_direct(blk: &Block, n: usize, out: &mut Vec<u32>) -> usize {
-    let node = blk.nodes[n];
-    out.resize(out.len().next_multiple_of(LINE), 0);
-    let at = out.len();
-    let mut leaves = [0u32; 64];
-    let mut k = 0;
-    for (j, l) in leaves.iter_mut().enumerate() {
-        let bit = 1u64 << j;
-        *l = if node.vector & bit != 0 {
-            k += 1;
-            DEEP | (k - 1)
-        } else {
-            let i = (node.leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
-            blk.leaves[node.base0 as usize + i]
-        };
-    }
-    out.extend(leaves.chunks(2).map(|p| p[0] | p[1] << 16));
-    let nc = node.vector.count_ones() as usize;
-    out.resize(at + DIRECT + nc, 0);
-    for c in 0..nc {
-        let child = emit(blk, node.base1 as usize + c, true, out);
-        out[at + DIRECT + c] = (child - at) as u32;
-    }
-    at
-}
-
 /// Whether every value `blk` stores fits a narrow (u16) leaf.
 fn fits_narrow(blk: &Block) -> bool {
-    let narrow = |v: u32| v <= NARROW_MAX;
+    let narrow = |v: u32| v <= u32::from(u16::MAX);
     blk.leaves.iter().all(|&v| narrow(v)) && blk.top.iter().all(|&t| t & NODE != 0 || narrow(t))
 }
 
@@ -283,12 +247,7 @@ impl Layout {
 
     /// Lays out the record of top entry `i` (`e` points at a node of `blk`).
     fn add_record(&mut self, blk: &Block, e: u32, i: usize, narrow: bool) {
-        let root = (e & !NODE) as usize;
-        let at = if narrow {
-            emit_direct(blk, root, &mut self.words)
-        } else {
-            emit(blk, root, false, &mut self.words)
-        };
+        let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.words);
         let at = u32::try_from(at)
             .ok()
             .filter(|&a| a < NODE)
@@ -384,7 +343,7 @@ impl Flat {
         chunks: std::ops::Range<usize>,
         widest: u32,
     ) {
-        if self.narrow && widest > NARROW_MAX {
+        if self.narrow && widest > u32::from(u16::MAX) {
             self.rebuild(blocks);
             return;
         }
@@ -434,43 +393,9 @@ impl Flat {
         let v = if t & NODE == 0 {
             t
         } else {
-            self.finish((t & !NODE) as usize, addr)
+            self.walk((t & !NODE) as usize, addr)
         };
         self.or_inherit(v, addr)
-    }
-
-    /// Finishes a lookup at the chunk record at word `o`.
-    #[inline(always)]
-    fn finish(&self, o: usize, addr: u32) -> u32 {
-        if self.narrow {
-            self.direct(o, addr)
-        } else {
-            self.walk(o, addr, 12)
-        }
-    }
-
-    /// Byte address of the leaf of `addr` in the direct record at word `o`.
-    #[inline(always)]
-    fn direct_leaf(&self, o: usize, addr: u32) -> *const u8 {
-        let a = self.arena.buf.as_ptr().cast::<u8>();
-        a.wrapping_add(o * 4 + ((addr >> 8) & 63) as usize * 2)
-    }
-
-    /// Finishes a lookup at the direct record at word `o`.
-    #[inline(always)]
-    fn direct(&self, o: usize, addr: u32) -> u32 {
-        // SAFETY: `o` is a direct record reachable from this table's top array (written
-        // before that entry was, never written again); its 64 leaves follow it, and a
-        // deep leaf's child offset is in the record by construction (`emit_direct`).
-        unsafe {
-            let leaf = u32::from(self.direct_leaf(o, addr).cast::<u16>().read_unaligned());
-            if leaf & DEEP == 0 {
-                return leaf;
-            }
-            let a = self.arena.buf.as_ptr();
-            let child = *a.add(o + DIRECT + (leaf & 63) as usize) as usize;
-            self.walk(o + child, addr, 6)
-        }
     }
 
     #[inline(always)]
@@ -482,13 +407,13 @@ impl Flat {
         }
     }
 
-    /// Finishes a lookup at the Poptrie record at word `o`, whose node consumes the bits
-    /// at `shift` of the 18 below the /18 (12: a chunk root, 6: the level below).
+    /// Finishes a lookup at the record at word `o`.
     #[inline(always)]
-    fn walk(&self, mut o: usize, addr: u32, mut shift: u32) -> u32 {
+    fn walk(&self, mut o: usize, addr: u32) -> u32 {
         let a = self.arena.buf.as_ptr();
         // The 14 bits below the /18, left-aligned in 18 so that each level takes 6.
         let x = (addr & 0x3FFF) << 4;
+        let mut shift = 12u32;
         loop {
             // SAFETY: `o` is a record reachable from this table's top array, so it was
             // written inside the arena before that entry was (and is never written
@@ -524,19 +449,14 @@ impl Flat {
             for (e, &k) in t.iter_mut().zip(ks) {
                 *e = self.top_entry(k);
                 // Value entries prefetch the arena's first line: harmless, and no branch.
-                let off = if *e & NODE != 0 { *e & !NODE } else { 0 } as usize;
-                if self.narrow {
-                    // The leaf itself: the only line the common case reads next.
-                    prefetch(self.direct_leaf(off, k));
-                } else {
-                    prefetch(a.wrapping_add(off));
-                }
+                let off = if *e & NODE != 0 { *e & !NODE } else { 0 };
+                prefetch(a.wrapping_add(off as usize));
             }
             for ((&e, &k), o) in t.iter().zip(ks).zip(os.iter_mut()) {
                 let v = if e & NODE == 0 {
                     e
                 } else {
-                    self.finish((e & !NODE) as usize, k)
+                    self.walk((e & !NODE) as usize, k)
                 };
                 *o = self.or_inherit(v, k).wrapping_sub(1);
             }
@@ -716,41 +636,28 @@ mod tests {
             })
             .collect();
         let lpm = Lpm4::from_prefixes(prefixes);
-        assert!(lpm.narrow_leaves());
-        let words = lpm.flat.arena.buf.as_slice();
-        let (mut direct, mut records) = (0, 0);
+        let a = &lpm.flat.arena;
+        let mut records = 0;
         for i in 0..TOP_LEN {
             let e = lpm.flat.top.buf().as_slice()[i];
-            if e & NODE == 0 {
-                continue;
-            }
-            // A direct record starts a line, so each of its leaves is in one line.
-            let o = (e & !NODE) as usize;
-            assert_eq!(o % LINE, 0, "direct record at {o}");
-            direct += 1;
-            let deep = words[o..o + DIRECT]
-                .iter()
-                .flat_map(|&w| [w & 0xffff, w >> 16])
-                .filter(|&l| l & DEEP != 0)
-                .count();
-            for k in 0..deep {
-                let c = o + words[o + DIRECT + k] as usize;
-                let vector = u64::from(words[c]) | u64::from(words[c + 1]) << 32;
-                let leafvec = u64::from(words[c + 2]) | u64::from(words[c + 3]) << 32;
-                let size = HDR
+            if e & NODE != 0 {
+                let o = (e & !NODE) as usize;
+                // SAFETY: reads a record of this table, inside the arena's used part.
+                let (vector, leafvec) = unsafe {
+                    let p = a.buf.as_ptr().add(o).cast::<u64>();
+                    (p.read_unaligned(), p.add(1).read_unaligned())
+                };
+                let words = HDR
                     + vector.count_ones() as usize
                     + (leafvec.count_ones() as usize).div_ceil(2);
-                if size <= LINE {
-                    assert_eq!(c / LINE, (c + size - 1) / LINE, "record at {c} straddles");
+                if words <= LINE {
+                    assert_eq!(o / LINE, (o + words - 1) / LINE, "record at {o} straddles");
                 } else {
-                    assert_eq!(c % LINE, 0);
+                    assert_eq!(o % LINE, 0);
                 }
                 records += 1;
             }
         }
-        assert!(
-            direct > 100 && records > 100,
-            "{direct} direct, {records} deeper"
-        );
+        assert!(records > 100);
     }
 }
