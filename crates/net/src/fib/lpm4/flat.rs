@@ -568,19 +568,6 @@ mod tests {
         assert_eq!(lpm.lookup(0x0b00_4000), None);
     }
 
-    #[test]
-    fn narrow_leaves_hold_values_up_to_15_bits() {
-        // Encoded 0x7FFF is the largest narrow leaf; 0x8000 would read as a child.
-        let mut lpm = Lpm4::from_prefixes([(0x0a00_0000, 8, 1), (0x0a01_0200, 24, 0x7FFE)]);
-        assert!(lpm.narrow_leaves());
-        assert_eq!(lpm.lookup(0x0a01_0201), Some(0x7FFE));
-        lpm.insert(0x0a01_0300, 24, 0x7FFF);
-        assert!(!lpm.narrow_leaves());
-        assert_eq!(lpm.lookup(0x0a01_0301), Some(0x7FFF));
-        assert_eq!(lpm.lookup(0x0a01_0201), Some(0x7FFE));
-        check(&lpm, &[0x0a01_0201, 0x0a01_0301, 0x0a02_0000]);
-    }
-
     /// Pages of `buf` the process has backed (mincore).
     fn resident_pages(buf: &HugeBuf) -> usize {
         let page = 4096;
