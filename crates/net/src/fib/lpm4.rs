@@ -48,9 +48,22 @@
 //! `rte_lpm` is the 64 MiB single load (its bulk lookup ran at 8.6 ns then), this table
 //! is about the three dependent loads in 5 MiB with the first in 1 MiB, so about 1.6-1.8x
 //! is what three dependent loads allow against one, and about 1.4x against an `rte_lpm`
-//! on hugepages (not measurable here: the EAL has no hugetlbfs pages). 2x needs a lookup that touches L3 once or twice
-//! only: e.g. uncompressed 64-entry leaf arrays per /18 (top entry, leaf: two loads,
-//! about 9.5 MiB for the full view), not tried for lack of time.
+//! on hugepages (not measurable here: the EAL has no hugetlbfs pages).
+//!
+//! Two dependent loads instead of three do not help, measured: each /18 with nodes laid
+//! out as its 64 leaves expanded (u16, 128 bytes, the top bit marking the rare /25+
+//! child; top entry, leaf), with the batch prefetching the leaf's own line, made the
+//! full view 8.97 MiB instead of 4.86 and lost: `examples/lpm_lookup.rs`, the two
+//! binaries alternating, three runs each on the loaded VM (load 3.5-4.7), batched
+//! 112.2/109.5/108.9 against 124.3/119.1/123.8 Mlookups/s, single 45.8/51.4/50.0
+//! against 62.6/51.6/64.4. In a batch the misses overlap, so what sets the rate is how
+//! many lines a lookup fetches from beyond L2 and how much of the table L2 holds, not
+//! the length of the chain: the compressed record's leaf is usually in its header's
+//! line, and 4 MiB of records hit L2 more often than 8 MiB of leaves. Prefetching the
+//! line after each record too (for the leaf that spills over) was no better either
+//! (149.1/139.2/130.4 against 152.9/126.4/154.4). So what is left to try is a smaller
+//! table rather than a shorter chain (the published Poptrie keeps a full table in
+//! 2.4 MiB, this one 4.9 MiB).
 //!
 //! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
 //! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
