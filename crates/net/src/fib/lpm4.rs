@@ -22,7 +22,11 @@
 //!   straddle two: the leaf usually comes with the header's line or the next one.
 //!   Full view: 5.0 MiB (1 MiB top, 4 MiB records) instead of 6.2 MiB.
 //! - Both live in 2 MiB-aligned mappings advised `MADV_HUGEPAGE` (`huge.rs`): a table is
-//!   a handful of TLB entries instead of ~1,300 4 KiB pages.
+//!   a handful of TLB entries instead of ~1,300 4 KiB pages. Small tables (under 2 MiB
+//!   written) stay on plain pages, and a fresh layout writes only the top entries of /8
+//!   blocks that have prefixes into a zeroed mapping: a table of a few routes builds in
+//!   ~25 us instead of ~0.7 ms (`examples/lpm_build.rs`), which the fuzz targets and
+//!   tests that build a table per case need.
 //! - The batched lookup reads all top entries of a burst first, prefetching each record,
 //!   then finishes the keys (`batch.rs`).
 //!
@@ -44,17 +48,31 @@
 //! `rte_lpm` is the 64 MiB single load (its bulk lookup ran at 8.6 ns then), this table
 //! is about the three dependent loads in 5 MiB with the first in 1 MiB, so about 1.6-1.8x
 //! is what three dependent loads allow against one, and about 1.4x against an `rte_lpm`
-//! on hugepages (not measurable here: the EAL has no hugetlbfs pages). 2x needs a lookup that touches L3 once or twice
-//! only: e.g. uncompressed 64-entry leaf arrays per /18 (top entry, leaf: two loads,
-//! about 9.5 MiB for the full view), not tried for lack of time.
+//! on hugepages (not measurable here: the EAL has no hugetlbfs pages).
+//!
+//! Two dependent loads instead of three do not help, measured: each /18 with nodes laid
+//! out as its 64 leaves expanded (u16, 128 bytes, the top bit marking the rare /25+
+//! child; top entry, leaf), with the batch prefetching the leaf's own line, made the
+//! full view 8.97 MiB instead of 4.86 and lost: `examples/lpm_lookup.rs`, the two
+//! binaries alternating, three runs each on the loaded VM (load 3.5-4.7), batched
+//! 112.2/109.5/108.9 against 124.3/119.1/123.8 Mlookups/s, single 45.8/51.4/50.0
+//! against 62.6/51.6/64.4. In a batch the misses overlap, so what sets the rate is how
+//! many lines a lookup fetches from beyond L2 and how much of the table L2 holds, not
+//! the length of the chain: the compressed record's leaf is usually in its header's
+//! line, and 4 MiB of records hit L2 more often than 8 MiB of leaves. Prefetching the
+//! line after each record too (for the leaf that spills over) was no better either
+//! (149.1/139.2/130.4 against 152.9/126.4/154.4). So what is left to try is a smaller
+//! table rather than a shorter chain (the published Poptrie keeps a full table in
+//! 2.4 MiB, this one 4.9 MiB).
 //!
 //! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
 //! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
 //! those chunks again in the lookup form: their records are appended to the shared arena
 //! and their top entries written into this table's top array (copied first, 1 MiB, if a
 //! clone still shares it). Published snapshots never see a write. When the arena is full
-//! (its slack is as large as its contents, at least 4 MiB) the whole table is laid out
-//! afresh, which drops the records of replaced chunks. Cloning an `Lpm4` costs 256
+//! (its slack is as large as its contents, and at least 64 KiB after a bulk build, twice
+//! the old arena up to 4 MiB after the arena filled) the whole table is laid out afresh,
+//! which drops the records of replaced chunks. Cloning an `Lpm4` costs 256
 //! reference counts for the blocks and two for the lookup form: the way to derive the
 //! next snapshot from the published one. Prefixes shorter than /8 are kept apart (at
 //! most 255 of them) and resolved per block by `inherit`, so a default route change
@@ -117,8 +135,7 @@ fn encode(value: u32) -> u32 {
 impl Lpm4 {
     /// An empty table.
     pub fn new() -> Lpm4 {
-        let empty = Arc::new(Block::empty());
-        let blocks: Box<[Arc<Block>; BLOCKS]> = Box::new(std::array::from_fn(|_| empty.clone()));
+        let blocks = Lpm4::empty_blocks();
         Lpm4 {
             flat: Flat::build(&blocks[..], &[0; BLOCKS]),
             blocks,
@@ -152,33 +169,50 @@ impl Lpm4 {
                 _ => dedup.push(p),
             }
         }
-        let mut lpm = Lpm4::new();
-        lpm.len = dedup.len();
+        let len = dedup.len();
         let (short, long): (Vec<Pfx>, Vec<Pfx>) =
             dedup.into_iter().partition(|p| p.len < BLOCK_LEN);
-        lpm.short = short;
+        let mut blocks = Lpm4::empty_blocks();
         let mut k = 0;
         while k < long.len() {
             let b = (long[k].addr >> 24) as usize;
             let n = long[k..].partition_point(|p| (p.addr >> 24) as usize == b);
-            lpm.blocks[b] = Arc::new(Block::build(long[k..k + n].to_vec()));
+            blocks[b] = Arc::new(Block::build(long[k..k + n].to_vec()));
             k += n;
         }
-        lpm.refresh_inherit(0, BLOCKS);
-        lpm.flat = Flat::build(&lpm.blocks[..], &lpm.inherit);
-        lpm
+        let mut inherit = Box::new([0; BLOCKS]);
+        for (b, i) in inherit.iter_mut().enumerate() {
+            *i = Lpm4::inherited(&short, b);
+        }
+        Lpm4 {
+            flat: Flat::build(&blocks[..], &inherit),
+            blocks,
+            inherit,
+            short,
+            len,
+        }
+    }
+
+    /// 256 references to one empty block.
+    fn empty_blocks() -> Box<[Arc<Block>; BLOCKS]> {
+        let empty = Arc::new(Block::empty());
+        Box::new(std::array::from_fn(|_| empty.clone()))
+    }
+
+    /// Encoded value of the longest of `short` covering block `b` (0: none).
+    fn inherited(short: &[Pfx], b: usize) -> u32 {
+        let base = (b as u32) << 24;
+        short
+            .iter()
+            .filter(|p| base & mask(p.len) == p.addr)
+            .max_by_key(|p| p.len)
+            .map_or(0, |p| p.enc)
     }
 
     /// Recomputes `inherit` for blocks `first..first + count`.
     fn refresh_inherit(&mut self, first: usize, count: usize) {
         for b in first..first + count {
-            let base = (b as u32) << 24;
-            self.inherit[b] = self
-                .short
-                .iter()
-                .filter(|p| base & mask(p.len) == p.addr)
-                .max_by_key(|p| p.len)
-                .map_or(0, |p| p.enc);
+            self.inherit[b] = Lpm4::inherited(&self.short, b);
             self.flat.set_inherit(b, self.inherit[b]);
         }
     }

@@ -38,15 +38,28 @@ const HDR: usize = 4;
 /// Words per cache line. Arena allocations are whole lines, so scratch offsets that are
 /// line-aligned stay line-aligned in the arena.
 const LINE: usize = 16;
-/// Free space a fresh arena gets beyond its contents, at least (words: 4 MiB), and as
-/// a multiple of the contents: changes append until it runs out.
-const MIN_SLACK: usize = if cfg!(test) { 1 << 10 } else { 1 << 20 };
+/// Free space a fresh arena gets beyond its contents, at least (words: 64 KiB), and as
+/// a multiple of the contents: changes append until it runs out. Proportional to the
+/// table so that a small table is small; the slack is never written until used, so it
+/// costs address space, not memory.
+const MIN_SLACK: usize = if cfg!(test) { 1 << 10 } else { 1 << 14 };
+/// A table laid out afresh because its arena filled gets at least twice the old arena's
+/// size as slack, up to this (words: 4 MiB): a table grown from empty by single inserts
+/// (mostly garbage: each change appends its chunk's whole record) then lays out a few
+/// times on its way up instead of every 64 KiB of changes, which cost 15% more time
+/// building the full view by inserts.
+const GROWN_SLACK: usize = if cfg!(test) { 1 << 12 } else { 1 << 20 };
+/// Tables whose written part (top array pages of non-empty /8 blocks and records) reaches
+/// this many bytes go on hugepages; smaller ones on plain pages (see `huge.rs`).
+const HUGE_MIN_BYTES: usize = 2 << 20;
 
 /// Top arrays of dropped tables, kept for the next change to copy into: a fresh mapping
 /// costs a hugepage fault (zeroing 2 MiB, sometimes compaction) that took a one-route
 /// change from 67 to 400 us median. Only changes and drops (control plane) take the lock.
+/// Fresh layouts take a fresh zeroed mapping instead, which they write only where a /8
+/// block has prefixes.
 static SPARE_TOPS: Mutex<Vec<HugeBuf>> = Mutex::new(Vec::new());
-/// Spare top arrays kept at most (1 MiB each, backed by one hugepage).
+/// Spare top arrays kept at most (1 MiB each).
 const MAX_SPARE_TOPS: usize = 4;
 
 /// A top array: `TOP_LEN` entries, recycled through `SPARE_TOPS` when dropped.
@@ -54,10 +67,20 @@ const MAX_SPARE_TOPS: usize = 4;
 struct Top(Option<HugeBuf>);
 
 impl Top {
+    /// A top array of zeroes ("no route": each lookup takes its block's inherited value).
+    fn zeroed(huge: bool) -> Top {
+        Top(Some(HugeBuf::zeroed(TOP_LEN, huge)))
+    }
+
     /// A top array with unspecified contents (callers overwrite every entry).
-    fn any() -> Top {
-        let spare = SPARE_TOPS.lock().ok().and_then(|mut s| s.pop());
-        Top(Some(spare.unwrap_or_else(|| HugeBuf::zeroed(TOP_LEN))))
+    fn any(huge: bool) -> Top {
+        let spare = SPARE_TOPS.lock().ok().and_then(|mut s| {
+            let i = s.iter().position(|b| b.huge() == huge)?;
+            Some(s.swap_remove(i))
+        });
+        Top(Some(
+            spare.unwrap_or_else(|| HugeBuf::zeroed(TOP_LEN, huge)),
+        ))
     }
 
     fn buf(&self) -> &HugeBuf {
@@ -88,9 +111,9 @@ pub(super) struct Arena {
 }
 
 impl Arena {
-    fn with_capacity(words: usize) -> Arena {
+    fn with_capacity(words: usize, huge: bool) -> Arena {
         Arena {
-            buf: HugeBuf::zeroed(words.next_multiple_of(LINE).max(LINE)),
+            buf: HugeBuf::zeroed(words.next_multiple_of(LINE).max(LINE), huge),
             used: AtomicUsize::new(0),
         }
     }
@@ -257,24 +280,49 @@ impl Layout {
 impl Flat {
     /// Lays out all `blocks` in a fresh arena.
     pub(super) fn build(blocks: &[Arc<Block>], inherit: &[u32; 256]) -> Flat {
-        let narrow = blocks.iter().all(|b| fits_narrow(b));
-        // Value entries go straight into the top array; only node records pass through the
-        // layout (a scratch entry for each of the 2^18 chunks made even a two-prefix table
-        // cost milliseconds to build).
-        let mut top = Top::any();
+        Flat::build_with_slack(blocks, inherit, MIN_SLACK)
+    }
+
+    /// Lays out all `blocks` again, in an arena with room for more changes than the
+    /// current one had (see `GROWN_SLACK`).
+    fn rebuild(&mut self, blocks: &[Arc<Block>]) {
+        let slack = (2 * self.arena.buf.len()).clamp(MIN_SLACK, GROWN_SLACK);
+        *self = Flat::build_with_slack(blocks, &self.inherit, slack);
+    }
+
+    /// Lays out all `blocks` in a fresh arena with free space for at least `min_slack`
+    /// words of changes (and at least as much as the contents).
+    fn build_with_slack(blocks: &[Arc<Block>], inherit: &[u32; 256], min_slack: usize) -> Flat {
+        // Only blocks with prefixes are visited: the top array starts zeroed ("no route")
+        // and untouched pages of it cost nothing, so a table of a few routes builds in
+        // microseconds. Value entries go straight into the top array; only node records
+        // pass through the layout (a scratch entry for each of the 2^18 chunks made even
+        // a two-prefix table cost milliseconds to build).
+        let used: Vec<usize> = (0..blocks.len())
+            .filter(|&b| !blocks[b].prefixes().is_empty())
+            .collect();
+        let narrow = used.iter().all(|&b| fits_narrow(&blocks[b]));
         let mut layout = Layout::new();
-        let t = top.buf_mut().as_mut_slice();
-        for (i, slot) in t.iter_mut().enumerate() {
-            let blk = &blocks[i / CHUNKS];
-            let e = blk.top[i % CHUNKS];
-            if e & NODE == 0 {
-                *slot = e;
-            } else {
-                layout.add_record(blk, e, i, narrow);
+        for &b in &used {
+            let blk = &blocks[b];
+            for (c, &e) in blk.top.iter().enumerate() {
+                if e & NODE != 0 {
+                    layout.add_record(blk, e, b * CHUNKS + c, narrow);
+                }
             }
         }
         let live = layout.words.len();
-        let arena = Arena::with_capacity(live + live.max(MIN_SLACK));
+        let huge = (used.len() * CHUNKS + live) * 4 >= HUGE_MIN_BYTES;
+        let mut top = Top::zeroed(huge);
+        let t = top.buf_mut().as_mut_slice();
+        for &b in &used {
+            for (slot, &e) in t[b * CHUNKS..][..CHUNKS].iter_mut().zip(&blocks[b].top) {
+                if e != 0 && e & NODE == 0 {
+                    *slot = e;
+                }
+            }
+        }
+        let arena = Arena::with_capacity(live + live.max(min_slack), huge);
         assert!(
             layout.commit(&arena, t),
             "a fresh LPM arena holds its contents"
@@ -296,7 +344,7 @@ impl Flat {
         widest: u32,
     ) {
         if self.narrow && widest > u32::from(u16::MAX) {
-            *self = Flat::build(blocks, &self.inherit);
+            self.rebuild(blocks);
             return;
         }
         let mut layout = Layout::new();
@@ -304,7 +352,7 @@ impl Flat {
             layout.add_chunk(blocks, i, self.narrow);
         }
         if Arc::get_mut(&mut self.top).is_none() {
-            let mut top = Top::any();
+            let mut top = Top::any(self.top.buf().huge());
             top.buf_mut()
                 .as_mut_slice()
                 .copy_from_slice(self.top.buf().as_slice());
@@ -312,7 +360,7 @@ impl Flat {
         }
         let top = Arc::get_mut(&mut self.top).expect("top array unshared just above");
         if !layout.commit(&self.arena, top.buf_mut().as_mut_slice()) {
-            *self = Flat::build(blocks, &self.inherit);
+            self.rebuild(blocks);
         }
     }
 
@@ -518,6 +566,51 @@ mod tests {
         assert_eq!(lpm.lookup(0x0b00_0001), Some(1 << 30));
         assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
         assert_eq!(lpm.lookup(0x0b00_4000), None);
+    }
+
+    /// Pages of `buf` the process has backed (mincore).
+    fn resident_pages(buf: &HugeBuf) -> usize {
+        let page = 4096;
+        let pages = (buf.len() * 4).div_ceil(page);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: `buf` starts on a page boundary (its own mapping) and covers `pages`
+        // pages of it; mincore only reports on them.
+        let rc = unsafe {
+            libc::mincore(
+                buf.as_ptr() as *mut libc::c_void,
+                pages * page,
+                vec.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+        vec.iter().filter(|&&v| v & 1 != 0).count()
+    }
+
+    #[test]
+    fn a_small_table_writes_only_the_top_pages_of_its_blocks() {
+        let lpm = Lpm4::from_prefixes([
+            (0x0a00_0000, 8, 1),
+            (0x0a01_0200, 24, 2),
+            (0x0a01_0280, 25, 3),
+            (0xc0a8_0000, 16, 4),
+            (0, 0, 5),
+            (0x8000_0000, 4, 6),
+        ]);
+        let top = lpm.flat.top.buf();
+        assert!(!top.huge() && !lpm.flat.arena.buf.huge());
+        // Blocks 10 and 192, one 4 KiB page of top entries each.
+        assert_eq!(resident_pages(top), 2);
+        assert!(lpm.flat.arena.buf.len() <= lpm.flat.arena.used() + MIN_SLACK + LINE);
+        assert_eq!(lpm.lookup(0x0a01_0281), Some(3));
+        assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
+        assert_eq!(lpm.lookup(0x0aff_0000), Some(1));
+        assert_eq!(lpm.lookup(0xc0a8_0101), Some(4));
+        assert_eq!(lpm.lookup(0x8100_0000), Some(6));
+        assert_eq!(lpm.lookup(0x0b00_0000), Some(5));
+        // A table that writes over 2 MiB goes on hugepages.
+        let mut r = Rng(3);
+        let big = Lpm4::from_prefixes((0..60_000).map(|i| (r.next(), 24, i)));
+        assert!(big.flat.top.buf().huge() && big.flat.arena.buf.huge());
     }
 
     #[test]

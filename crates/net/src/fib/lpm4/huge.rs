@@ -1,26 +1,38 @@
-//! Zeroed `u32` buffers that transparent hugepages can back.
+//! Zeroed `u32` buffers in their own anonymous mappings, which transparent hugepages can
+//! back when the table is large enough to want them.
 //!
-//! The lookup arrays of [`super::Lpm4`] (a few MiB) are read at random. On 4 KiB pages
-//! they span more pages than the first-level TLB holds, so many lookups add a page walk
-//! to their cache misses; a 2 MiB-aligned anonymous mapping advised with
+//! The lookup arrays of a large [`super::Lpm4`] (a few MiB) are read at random. On 4 KiB
+//! pages they span more pages than the first-level TLB holds, so many lookups add a page
+//! walk to their cache misses; a 2 MiB-aligned anonymous mapping advised with
 //! `MADV_HUGEPAGE` is backed by 2 MiB pages when the kernel has them (THP in `always` or
 //! `madvise` mode), and a whole table then needs a handful of TLB entries. Where the
 //! kernel says no, the mapping simply stays on 4 KiB pages.
 //!
-//! The mapping is reserved with `MAP_NORESERVE` and only the pages written are ever
-//! backed, so a buffer can be sized for growth without costing memory.
+//! A small table asks for plain pages instead: its first write into a hugepage-advised
+//! mapping would make the kernel zero a whole 2 MiB page (and maybe compact memory for
+//! it), which dominated the cost of building a table of a few routes.
+//!
+//! Either way the mapping is reserved with `MAP_NORESERVE` and only the pages written are
+//! ever backed (pages only read map the kernel's shared zero page), so a buffer can be
+//! sized for growth, and a top array that is mostly "no route" (0), costs nothing.
 
 use std::ptr::NonNull;
 
 /// Hugepage size on x86-64 and aarch64 with 4 KiB base pages.
 const HUGE: usize = 2 << 20;
+/// Base page size (the mapping granularity on the targets above).
+const PAGE: usize = 4 << 10;
 
-/// A zero-initialised, 2 MiB-aligned array of `u32` in its own anonymous mapping.
+/// A zero-initialised array of `u32` in its own anonymous mapping; 2 MiB-aligned and
+/// advised `MADV_HUGEPAGE` when made with `huge`.
 #[derive(Debug)]
 pub(super) struct HugeBuf {
     ptr: NonNull<u32>,
     len: usize,
+    /// Start and length of the whole mapping (more than the buffer when aligned).
     map: usize,
+    map_len: usize,
+    huge: bool,
 }
 
 // SAFETY: HugeBuf owns its mapping like a Box<[u32]> owns its allocation; moving it to,
@@ -31,16 +43,23 @@ unsafe impl Send for HugeBuf {}
 unsafe impl Sync for HugeBuf {}
 
 impl HugeBuf {
-    /// A buffer of `len` zeroed words. Panics if the mapping fails (out of address space
-    /// or memory), as an allocation failure would.
-    pub(super) fn zeroed(len: usize) -> HugeBuf {
-        let bytes = (len.max(1) * 4).next_multiple_of(HUGE);
-        let map = bytes + HUGE;
+    /// A buffer of `len` zeroed words, on hugepages if `huge` (and the kernel agrees).
+    /// Panics if the mapping fails (out of address space or memory), as an allocation
+    /// failure would.
+    pub(super) fn zeroed(len: usize, huge: bool) -> HugeBuf {
+        let (bytes, map_len) = if huge {
+            // One extra hugepage to align the start.
+            let bytes = (len.max(1) * 4).next_multiple_of(HUGE);
+            (bytes, bytes + HUGE)
+        } else {
+            let bytes = (len.max(1) * 4).next_multiple_of(PAGE);
+            (bytes, bytes)
+        };
         // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
         let raw = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                map,
+                map_len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                 -1,
@@ -49,24 +68,36 @@ impl HugeBuf {
         };
         assert!(
             raw != libc::MAP_FAILED,
-            "mmap of {map} bytes for an LPM table failed: {}",
+            "mmap of {map_len} bytes for an LPM table failed: {}",
             std::io::Error::last_os_error()
         );
-        let aligned = (raw as usize).next_multiple_of(HUGE);
-        // SAFETY: `aligned..aligned + bytes` lies inside the mapping just made (we mapped
-        // one extra hugepage for the alignment). madvise only changes how it is backed;
-        // its failure (no THP support) leaves ordinary pages, which is fine.
-        unsafe { libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+        let start = if huge {
+            let aligned = (raw as usize).next_multiple_of(HUGE);
+            // SAFETY: `aligned..aligned + bytes` lies inside the mapping just made (we
+            // mapped one extra hugepage for the alignment). madvise only changes how it
+            // is backed; its failure (no THP support) leaves ordinary pages, which is fine.
+            unsafe { libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+            aligned
+        } else {
+            raw as usize
+        };
         HugeBuf {
-            // SAFETY: mmap never returns null on success (and aligned >= raw > 0).
-            ptr: unsafe { NonNull::new_unchecked(aligned as *mut u32) },
+            // SAFETY: mmap never returns null on success (and start >= raw > 0).
+            ptr: unsafe { NonNull::new_unchecked(start as *mut u32) },
             len,
             map: raw as usize,
+            map_len,
+            huge,
         }
     }
 
     pub(super) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Whether the buffer was made for hugepages.
+    pub(super) fn huge(&self) -> bool {
+        self.huge
     }
 
     pub(super) fn as_ptr(&self) -> *const u32 {
@@ -90,8 +121,7 @@ impl HugeBuf {
 
 impl Drop for HugeBuf {
     fn drop(&mut self) {
-        let bytes = (self.len.max(1) * 4).next_multiple_of(HUGE) + HUGE;
         // SAFETY: unmaps exactly the mapping made in `zeroed`, which nothing uses any more.
-        unsafe { libc::munmap(self.map as *mut libc::c_void, bytes) };
+        unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
     }
 }

@@ -1,0 +1,60 @@
+//! Lookup rate of [`Lpm4`] on a real table with uniformly random keys inside announced
+//! space, without `rte_lpm` (whose build takes minutes): for comparing layouts quickly,
+//! binary against binary, alternating runs.
+//!
+//! `cargo run -p net --release --example lpm_lookup -- FILE [SECONDS]`
+//!
+//! Builds the table with `from_prefixes` (256 values spread by hash), draws 4M keys, then
+//! alternates single and batched (64-key bursts) passes for SECONDS (default 3) and prints
+//! the best pass of each in Mlookups/s, with the lookup bytes.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use net::fib::prefix_list::{parse_prefix_list, random_keys_in, spread_values};
+use net::fib::Lpm4;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: lpm_lookup FILE [SECONDS]");
+    let secs: f64 = args.next().map_or(3.0, |s| s.parse().expect("SECONDS"));
+    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+    let bytes = if path.ends_with(".gz") {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut v)
+            .unwrap_or_else(|e| panic!("gunzip {path}: {e}"));
+        v
+    } else {
+        raw
+    };
+    let plain = parse_prefix_list(&bytes).expect("prefix list");
+    let lpm = Lpm4::from_prefixes(spread_values(&plain, 256));
+    let keys = random_keys_in(&plain, 1 << 22, 1);
+    let mut best = [f64::MAX; 2];
+    let mut out = [0u32; 64];
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs_f64(secs) {
+        let t = Instant::now();
+        let mut acc = 0u32;
+        for &k in &keys {
+            acc = acc.wrapping_add(lpm.lookup(k).unwrap_or(0));
+        }
+        black_box(acc);
+        best[0] = best[0].min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let mut acc = 0u32;
+        for burst in keys.chunks(64) {
+            lpm.lookup_batch(burst, &mut out);
+            acc = acc.wrapping_add(out[0]);
+        }
+        black_box(acc);
+        best[1] = best[1].min(t.elapsed().as_secs_f64());
+    }
+    let rate = |s: f64| keys.len() as f64 / s / 1e6;
+    println!(
+        "{:.2} MiB, single {:.1}, batched {:.1} Mlookups/s",
+        lpm.memory_bytes() as f64 / (1 << 20) as f64,
+        rate(best[0]),
+        rate(best[1])
+    );
+}
