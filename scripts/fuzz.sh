@@ -28,17 +28,28 @@ for t in "${TARGETS[@]}"; do
   # -rss_limit_mb bounds memory per input; -max_len bounds input size (config: 64 KiB).
   max_len=4096
   [ "$t" = config ] && max_len=65536
+  # One job fuzzes in this process; with FUZZ_JOBS > 1 libFuzzer forks workers that log
+  # to fuzz-<n>.log in their own directory (so that runs of two targets at once do not
+  # share log files).
+  jobs=()
+  workdir=.
+  if [ "$JOBS" -gt 1 ]; then
+    workdir=$(mktemp -d "$PWD/jobs.$t.XXXX")
+    jobs=(-jobs="$JOBS" -workers="$JOBS")
+  fi
   set +e
-  cargo fuzz run -s "$SANITIZER" -O "$t" "corpus/$t" "seeds/$t" -- \
-    -max_total_time="$SECS" -rss_limit_mb=2048 -max_len="$max_len" -timeout=10 \
-    -jobs="$JOBS" -workers="$JOBS" -print_final_stats=1 2>&1 | tee "$log" | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
+  (cd "$workdir" && cargo fuzz run --fuzz-dir "$OLDPWD" -s "$SANITIZER" -O "$t" \
+    "$OLDPWD/corpus/$t" "$OLDPWD/seeds/$t" -- \
+    -artifact_prefix="$OLDPWD/artifacts/$t/" -max_total_time="$SECS" -rss_limit_mb=2048 \
+    -max_len="$max_len" -timeout=10 "${jobs[@]}" -print_final_stats=1) 2>&1 | tee "$log" \
+    | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
   rc=${PIPESTATUS[0]}
   set -e
   # With -jobs the workers' own logs hold the stats (the main log repeats them).
   stats_from=("$log")
-  compgen -G 'fuzz-*.log' > /dev/null && stats_from=(fuzz-*.log)
+  compgen -G "$workdir/fuzz-*.log" > /dev/null && stats_from=("$workdir"/fuzz-*.log)
   execs=$(grep -h 'stat::number_of_executed_units' "${stats_from[@]}" 2>/dev/null | awk '{ s += $2 } END { print s + 0 }')
-  rm -f fuzz-*.log
+  [ "$workdir" = . ] || rm -rf "$workdir"
   echo "fuzz: $t: $execs executions in ${SECS} s, exit $rc"
   rm -f "$log"
   [ "$rc" = 0 ] || { echo "fuzz: $t crashed; reproducer in fuzz/artifacts/$t/" >&2; exit 1; }
