@@ -191,7 +191,10 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
             TtlMode::Pipe(t) => t,
         } as u32;
         // Template words have TC, S and TTL clear.
-        for (lse, t) in lses.chunks_exact_mut(LSE).zip(template_lses.chunks_exact(LSE)) {
+        for (lse, t) in lses
+            .chunks_exact_mut(LSE)
+            .zip(template_lses.chunks_exact(LSE))
+        {
             lse.copy_from_slice(&(be32(t) | tc << 9 | outer).to_be_bytes());
         }
         lses[push - LSE + 2] |= 1; // S on the bottom label
