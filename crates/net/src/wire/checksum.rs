@@ -26,12 +26,15 @@ pub fn combine(sums: &[u16]) -> u16 {
     fold(sums.iter().map(|&s| s as u64).sum())
 }
 
+/// Folds a 64-bit sum to 16 bits with end-around carry, without a loop (a 20-byte header
+/// took three rounds of a data-dependent loop): 64 -> 33 -> 18 -> 17 -> 16 bits.
 #[inline]
-fn fold(mut acc: u64) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    acc as u16
+fn fold(acc: u64) -> u16 {
+    let a = (acc & 0xffff_ffff) + (acc >> 32);
+    let a = (a & 0xffff) + (a >> 16);
+    let a = (a & 0xffff) + (a >> 16);
+    let a = (a & 0xffff) + (a >> 16);
+    a as u16
 }
 
 /// The checksum to store in a header covering `data` (its checksum field zeroed).
@@ -80,10 +83,27 @@ mod tests {
         }
 
         #[test]
+        fn fold_equals_repeated_end_around_carry(acc in proptest::prelude::any::<u64>()) {
+            let mut r = acc;
+            while r > 0xffff {
+                r = (r & 0xffff) + (r >> 16);
+            }
+            proptest::prop_assert_eq!(fold(acc), r as u16);
+        }
+
+        #[test]
         fn all_ones_words_fold_to_ffff(n in 1usize..40) {
             // A nonzero multiple of 0xffff must give 0xffff, never 0.
             proptest::prop_assert_eq!(sum(&vec![0xff; n * 2]), 0xffff);
         }
+    }
+
+    #[test]
+    fn fold_extremes() {
+        assert_eq!(fold(u64::MAX), 0xffff);
+        assert_eq!(fold(0xffff), 0xffff);
+        assert_eq!(fold(0x1_0000), 1);
+        assert_eq!(fold(0), 0);
     }
 
     #[test]
