@@ -61,9 +61,13 @@
 //! the length of the chain: the compressed record's leaf is usually in its header's
 //! line, and 4 MiB of records hit L2 more often than 8 MiB of leaves. Prefetching the
 //! line after each record too (for the leaf that spills over) was no better either
-//! (149.1/139.2/130.4 against 152.9/126.4/154.4). So what is left to try is a smaller
-//! table rather than a shorter chain (the published Poptrie keeps a full table in
-//! 2.4 MiB, this one 4.9 MiB).
+//! (149.1/139.2/130.4 against 152.9/126.4/154.4). Size alone is not it either: packing
+//! the records without the line padding (3.97 MiB instead of 4.86) made single lookups
+//! faster but batched ones slower (seven alternating runs, medians: single 54.4 against
+//! 43.7, batched 110.9 against 114.1), presumably because more leaves then sit in a
+//! second line. What is left to try is a table that is smaller
+//! without spreading a lookup over more lines (the published Poptrie keeps a full
+//! table in 2.4 MiB, this one 4.9 MiB).
 //!
 //! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
 //! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
