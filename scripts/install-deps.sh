@@ -13,6 +13,8 @@ PACKAGES=(
   prometheus curl
   # DPDK examples source (l3fwd for scripts/bench.sh), hugepage/NIC helpers
   dpdk-doc kmod pciutils
+  # profiling (scripts/bench/profile.sh)
+  linux-perf
   # container base images without a registry
   debootstrap docker-compose
 )
