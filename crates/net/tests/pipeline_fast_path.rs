@@ -86,7 +86,7 @@ fn build(t: &TableSpec) -> Fib {
     let members: Vec<_> = ids.iter().map(|&a| (a, 1 + a % 3)).collect();
     let ecmp = b.add_ecmp(&members).unwrap();
     let pick = |i: usize, ecmp_too: bool| {
-        if ecmp_too && i == 7 {
+        if ecmp_too {
             NextHop::Ecmp(ecmp)
         } else {
             NextHop::Adjacency(ids[i % ids.len()])

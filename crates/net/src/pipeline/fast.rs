@@ -1,13 +1,14 @@
 //! The fast path for the commonest packets: a plain label swap or a penultimate-hop pop
-//! towards one resolved adjacency (one pass), and IPv4 forwarding or LER imposition
-//! towards one (input checks, the batched lookup, then the rewrite).
+//! (one pass), and IPv4 forwarding or LER imposition (input checks, the batched lookup,
+//! then the rewrite), each towards a resolved adjacency, directly or through an ECMP
+//! group.
 //!
 //! The staged path ([`super::classify`] .. [`super::rewrite`]) carries a general per-packet
 //! state between four stages; for a swap that costs ~340 instructions per packet, most of
 //! them bookkeeping for cases the plain packet never meets. Here every condition of the
 //! plain case is checked, and the packet is rewritten once its verdict is known (so the
 //! rule that nothing is written before the verdict still holds). Anything else (reserved
-//! labels, TTL 1, IP options, martians, swap-and-push, pops that expose a label, ECMP, local and connected routes,
+//! labels, TTL 1, IP options, martians, swap-and-push, pops that expose a label, local and connected routes,
 //! unresolved neighbours, a packet too big, a stack the staged walk would refuse) returns
 //! `None` untouched, and the staged path decides it.
 //!
@@ -15,7 +16,7 @@
 //! random tables and frames through both ([`super::Pipeline::process_burst_staged`]) and
 //! compares verdicts and bytes.
 
-use super::Verdict;
+use super::{hash, Verdict};
 use crate::fib::{
     Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE,
 };
@@ -32,7 +33,8 @@ const IPV4_LEN: usize = 20;
 const BOS: u32 = 1 << 8;
 
 /// Decides and rewrites a label-switched packet in one pass when it is a plain swap, or
-/// a penultimate-hop pop exposing IPv4; `None` (untouched) otherwise.
+/// a penultimate-hop pop exposing IPv4, towards a resolved adjacency (directly or through
+/// an ECMP group); `None` (untouched) otherwise.
 #[inline]
 pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> Option<Verdict> {
     let data = pkt.data();
@@ -46,12 +48,28 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
         return None;
     }
     // Deeper stacks are walked as the staged path walks them (it refuses the same ones).
-    if lse & BOS == 0 && LabelStack::new_checked(&data[HEADER_LEN..], max_depth).is_err() {
-        return None;
-    }
+    let stack_end = if lse & BOS != 0 {
+        HEADER_LEN + LSE
+    } else {
+        HEADER_LEN
+            + LabelStack::new_checked(&data[HEADER_LEN..], max_depth)
+                .ok()?
+                .len()
+    };
     let entry = fib.lookup_label(label)?;
-    let Some(NextHop::Adjacency(adj_id)) = entry.next_hop else {
-        return None;
+    // What the stages would forward: the whole frame for a swap, the exposed datagram for
+    // a PHP (its extent also bounds the ECMP hash).
+    let end = match entry.op {
+        LabelOp::Swap => data.len(),
+        LabelOp::Pop if lse & BOS != 0 => stack_end + exposed_ipv4(&data[stack_end..])?,
+        _ => return None,
+    };
+    let adj_id = match entry.next_hop? {
+        NextHop::Adjacency(a) => a,
+        nh @ NextHop::Ecmp(_) => {
+            let flow = hash::flow_hash(&data[HEADER_LEN..stack_end], Some(&data[stack_end..end]));
+            fib.resolve(nh, flow)
+        }
     };
     let adj = fib.adjacency(adj_id);
     if !adj.is_resolved() {
@@ -71,8 +89,8 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
             let out = be32(label) | (lse & 0xf00) | (ttl - 1) as u32;
             d[HEADER_LEN..HEADER_LEN + LSE].copy_from_slice(&out.to_be_bytes());
         }
-        (LabelOp::Pop, 0) if lse & BOS != 0 => {
-            let total = exposed_ipv4(&data[HEADER_LEN + LSE..])?;
+        (LabelOp::Pop, 0) => {
+            let total = end - stack_end;
             let ip_ttl = data[HEADER_LEN + LSE + 8];
             let ttl = match entry.ttl_mode {
                 TtlMode::Uniform => ip_ttl.min(ttl - 1),
@@ -146,8 +164,8 @@ pub(crate) fn ipv4_input(data: &[u8]) -> Option<u32> {
     Some(dst)
 }
 
-/// Forwards a packet [`ipv4_input`] accepted, when `route` leads to one resolved
-/// adjacency and the datagram (with the labels the adjacency pushes: LER imposition)
+/// Forwards a packet [`ipv4_input`] accepted, when `route` leads to a resolved adjacency
+/// (directly or by the flow hash through an ECMP group) and the datagram (with the labels the adjacency pushes: LER imposition)
 /// fits its MTU and headroom; `None` (untouched) otherwise.
 #[inline]
 pub(crate) fn ipv4_forward<P: PacketBuf>(
@@ -159,12 +177,19 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         return None;
     }
     let route = fib.route(route);
-    let RouteTarget::NextHop(NextHop::Adjacency(adj_id)) = route.target else {
+    let RouteTarget::NextHop(nh) = route.target else {
         return None;
     };
-    let adj = fib.adjacency(adj_id);
     let data = pkt.data();
     let total = u16::from_be_bytes([data[HEADER_LEN + 2], data[HEADER_LEN + 3]]) as usize;
+    let adj_id = match nh {
+        NextHop::Adjacency(a) => a,
+        NextHop::Ecmp(_) => {
+            let flow = hash::flow_hash(&[], Some(&data[HEADER_LEN..HEADER_LEN + total]));
+            fib.resolve(nh, flow)
+        }
+    };
+    let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();
     if !adj.is_resolved() || push + total > adj.mtu as usize || pkt.headroom() < push {
         return None;
