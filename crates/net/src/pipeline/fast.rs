@@ -18,7 +18,7 @@
 
 use super::{hash, Verdict};
 use crate::fib::{
-    Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE,
+    AdjId, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE,
 };
 use crate::packet::PacketBuf;
 use crate::wire::checksum;
@@ -67,8 +67,7 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
     let adj_id = match entry.next_hop? {
         NextHop::Adjacency(a) => a,
         nh @ NextHop::Ecmp(_) => {
-            let flow = hash::flow_hash(&data[HEADER_LEN..stack_end], Some(&data[stack_end..end]));
-            fib.resolve(nh, flow)
+            ecmp_member(fib, nh, &data[HEADER_LEN..stack_end], &data[stack_end..end])
         }
     };
     let adj = fib.adjacency(adj_id);
@@ -111,6 +110,13 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
         _ => return None,
     }
     Some(Verdict::Forward { port: adj.port })
+}
+
+/// The member of an ECMP group for this packet's flow (kept out of line: inlined, the
+/// hash made the plain cases' code longer).
+#[inline(never)]
+fn ecmp_member(fib: &Fib, group: NextHop, stack: &[u8], payload: &[u8]) -> AdjId {
+    fib.resolve(group, hash::flow_hash(stack, Some(payload)))
 }
 
 #[inline]
@@ -184,10 +190,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let total = u16::from_be_bytes([data[HEADER_LEN + 2], data[HEADER_LEN + 3]]) as usize;
     let adj_id = match nh {
         NextHop::Adjacency(a) => a,
-        NextHop::Ecmp(_) => {
-            let flow = hash::flow_hash(&[], Some(&data[HEADER_LEN..HEADER_LEN + total]));
-            fib.resolve(nh, flow)
-        }
+        NextHop::Ecmp(_) => ecmp_member(fib, nh, &[], &data[HEADER_LEN..HEADER_LEN + total]),
     };
     let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();
