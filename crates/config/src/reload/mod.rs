@@ -76,6 +76,11 @@ pub struct RouteDiff {
 }
 
 impl RouteDiff {
+    /// True when the two sets route exactly alike.
+    pub fn is_empty(&self) -> bool {
+        *self == RouteDiff::default()
+    }
+
     /// Compares two sets (prefix order does not matter).
     pub fn between(old: &RouteSet, new: &RouteSet) -> RouteDiff {
         RouteDiff::with_changes(old, new, 0).0
@@ -170,10 +175,6 @@ impl RouteDiff {
         }
         let keep = keep && ch.len() <= max;
         (d, keep.then_some(ch))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        *self == RouteDiff::default()
     }
 
     /// The diff of a patch: `removed` routes replaced by `added` (same spec ids).
@@ -421,6 +422,15 @@ impl ReloadState {
             None => RouteDiff::with_changes(&RouteSet::default(), &set, 0),
         };
         timings.diff = t.elapsed();
+        // Equal in meaning though not in form (routes reordered, or the running set was
+        // patched by the fast path, which appends targets): nothing to publish. The new
+        // set is kept, in the form a full parse gives.
+        if self.current.is_some() && diff.is_empty() {
+            self.current = Some(set);
+            self.set_text(NewText::Whole(text));
+            self.layout = layout;
+            return Ok(ReloadOutcome::Unchanged { timings });
+        }
         let out = self.commit(set, NewText::Whole(text), diff, changes, timings);
         if out.is_ok() {
             self.layout = layout;
