@@ -11,9 +11,10 @@
 //! The file is read with `pread`, not mapped: the routes file is often rewritten in
 //! place (truncate, then write), and touching a mapped page past a concurrent truncate
 //! raises SIGBUS, which would take the router down. A read that comes up short (the file
-//! shrank while being read) falls back to reading the whole file; a file that changes
-//! while being read gives some mix of versions, as any read would, and its next change
-//! triggers another reload.
+//! shrank while being read), or a file whose size or modification time moved between the
+//! start and the end of the comparison, falls back to reading the whole file; a file
+//! that changes during that read gives some mix of versions, as any read would, and the
+//! change's own file event triggers another reload.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -153,10 +154,13 @@ fn invalid_utf8(e: Utf8Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
-/// `None`: the file shrank while being read.
+/// `None`: the file changed while being read (shrank under a read, or its size or
+/// modification time moved): the caller reads it whole instead of stitching pieces of two
+/// versions together.
 fn compare(f: &File, old: &str, scratch: &mut Vec<u8>) -> io::Result<Option<Found>> {
     let a = old.as_bytes();
-    let n = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
+    let before = f.metadata()?;
+    let n = usize::try_from(before.len()).unwrap_or(usize::MAX);
     scratch.resize(CHUNK, 0);
     let short = |r: io::Result<()>| match r {
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
@@ -207,6 +211,10 @@ fn compare(f: &File, old: &str, scratch: &mut Vec<u8>) -> io::Result<Option<Foun
         return Ok(None);
     }
     scratch.extend_from_slice(&a[a.len() - s..old_end]);
+    let after = f.metadata()?;
+    if after.len() != before.len() || after.modified().ok() != before.modified().ok() {
+        return Ok(None);
+    }
     let e = Edit::of_middles(start, &a[start..old_end], scratch).map_err(invalid_utf8)?;
     Ok(Some(Found::Edit(e)))
 }
