@@ -32,8 +32,11 @@
 //!
 //! Together these took the batched lookup from 0.8x to 1.4-1.6x `rte_lpm`'s best batched
 //! API on the full view (1.0x to 1.7x on the 2014 RIB), measured side by side on the
-//! loaded VM (README; `batch.rs` has the variants that lost). The 2x is not
-//! reached, and a probe of random loads over arrays of each size (independent keys, so
+//! loaded VM (README; `batch.rs` has the variants that lost). On a host where this
+//! table fits in L3 and `rte_lpm`'s 64 MiB tbl24 does not (session 3's AMD EPYC VM,
+//! 8 MiB L3, idle) the ratio is 2.41-2.47x on both tables; on the Intel VM of session 2,
+//! whose L3 holds tbl24, the quiet ratio was 1.40x, and a probe of random loads over
+//! arrays of each size (independent keys, so
 //! the core overlaps their misses as in a batch; ns per key, one run while a build
 //! used the other core) shows why:
 //!
