@@ -185,7 +185,7 @@ impl Pipeline {
         in_port: u16,
         pkts: &mut [P],
         verdicts: &mut [Verdict],
-        fast: bool,
+        fast_path: bool,
     ) {
         let n = pkts.len().min(verdicts.len());
         for (p, v) in pkts[..n]
@@ -202,7 +202,7 @@ impl Pipeline {
             let mut dsts = [0u32; CHUNK];
             let mut f = 0;
             for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
-                if fast {
+                if fast_path {
                     if let Some(fwd) = fast::label(fib, self.config.max_label_depth, pkt) {
                         *verdict = fwd;
                         continue;
