@@ -1,5 +1,5 @@
-//! The fast path against the staged path: random tables and random (often nearly valid)
-//! frames go through `process_burst` (fast path first) and `process_burst_staged` (stages
+//! The fast path against the staged path: random tables, settings (depth limit, VLAN,
+//! options), input ports and random (often nearly valid) frames go through `process_burst` (fast path first) and `process_burst_staged` (stages
 //! only); verdicts and output bytes must be identical for every packet.
 
 mod pipeline_support;
@@ -134,6 +134,8 @@ struct FrameSpec {
     damage: Option<(usize, u8)>,
     cut: usize,
     headroom: usize,
+    /// An 802.1Q tag after the MAC addresses.
+    vlan: bool,
 }
 
 /// Mostly the routed /8s, sometimes martian or multicast.
@@ -157,10 +159,20 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
         (prop_oneof![9 => Just(false), 1 => Just(true)], 0usize..24),
         prop_oneof![6 => Just(None), 1 => (0usize..60, 1u8..=255).prop_map(Some)],
         prop_oneof![8 => Just(0usize), 1 => 1usize..3, 1 => 1usize..40],
-        prop_oneof![6 => Just(128usize), 1 => 0usize..12],
+        (
+            prop_oneof![6 => Just(128usize), 1 => 0usize..12],
+            prop_oneof![9 => Just(false), 1 => Just(true)],
+        ),
     )
         .prop_map(
-            |(labels, (s0, d0, ttl, dscp, df, len), (ihl_options, pad), damage, cut, headroom)| {
+            |(
+                labels,
+                (s0, d0, ttl, dscp, df, len),
+                (ihl_options, pad),
+                damage,
+                cut,
+                (headroom, vlan),
+            )| {
                 let mut ip = Ip4::new([s0, 1, 2, 3], [d0, 4, 5, 6]);
                 ip.ttl = ttl;
                 ip.dscp = dscp;
@@ -174,6 +186,7 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
                     damage,
                     cut,
                     headroom,
+                    vlan,
                 }
             },
         )
@@ -196,6 +209,9 @@ fn frame(s: &FrameSpec) -> VecBuf {
     } else {
         mpls(&s.labels, &ip)
     };
+    if s.vlan {
+        f.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
+    }
     f.resize(f.len() + s.pad, 0x5a);
     if let Some((at, x)) = s.damage {
         if let Some(b) = f.get_mut(at) {
@@ -206,15 +222,20 @@ fn frame(s: &FrameSpec) -> VecBuf {
     VecBuf::with_headroom(&f, s.headroom)
 }
 
-fn both(cfg: PipelineConfig, fib: &Fib, burst: &[VecBuf]) -> [(Vec<Verdict>, Vec<Vec<u8>>); 2] {
+fn both(
+    cfg: PipelineConfig,
+    fib: &Fib,
+    in_port: u16,
+    burst: &[VecBuf],
+) -> [(Vec<Verdict>, Vec<Vec<u8>>); 2] {
     let p = Pipeline::new(cfg);
     let run = |fast: bool| {
         let mut pkts = burst.to_vec();
         let mut v = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
         if fast {
-            p.process_burst(fib, IN_PORT, &mut pkts, &mut v);
+            p.process_burst(fib, in_port, &mut pkts, &mut v);
         } else {
-            p.process_burst_staged(fib, IN_PORT, &mut pkts, &mut v);
+            p.process_burst_staged(fib, in_port, &mut pkts, &mut v);
         }
         (v, pkts.iter().map(|p| p.data().to_vec()).collect())
     };
@@ -229,11 +250,13 @@ proptest! {
         table in table_spec(),
         frames in proptest::collection::vec(frame_spec(), 1..80),
         depth in prop_oneof![Just(8usize), 1usize..4],
+        (accept_vlan, punt_ip_options) in (any::<bool>(), any::<bool>()),
+        in_port in 0u16..4,
     ) {
         let fib = build(&table);
         let burst: Vec<VecBuf> = frames.iter().map(frame).collect();
-        let cfg = PipelineConfig { max_label_depth: depth, ..PipelineConfig::default() };
-        let [(fast_v, fast_b), (staged_v, staged_b)] = both(cfg, &fib, &burst);
+        let cfg = PipelineConfig { max_label_depth: depth, accept_vlan, punt_ip_options };
+        let [(fast_v, fast_b), (staged_v, staged_b)] = both(cfg, &fib, in_port, &burst);
         for i in 0..burst.len() {
             prop_assert_eq!(fast_v[i], staged_v[i], "packet {}: {:?}", i, frames[i]);
             prop_assert_eq!(&fast_b[i], &staged_b[i], "packet {}: {:?}", i, frames[i]);
@@ -271,7 +294,8 @@ fn plain_cases_forward_the_same_both_ways() {
         ipv4_frame(&ip(11)),
     ];
     let burst: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
-    let [(fast_v, fast_b), (staged_v, staged_b)] = both(PipelineConfig::default(), &fib, &burst);
+    let [(fast_v, fast_b), (staged_v, staged_b)] =
+        both(PipelineConfig::default(), &fib, IN_PORT, &burst);
     assert_eq!(fast_v, staged_v);
     assert_eq!(fast_b, staged_b);
     let ports: Vec<_> = fast_v
