@@ -40,7 +40,7 @@ for t in "${TARGETS[@]}"; do
   set +e
   (cd "$workdir" && cargo fuzz run --fuzz-dir "$OLDPWD" -s "$SANITIZER" -O "$t" \
     "$OLDPWD/corpus/$t" "$OLDPWD/seeds/$t" -- \
-    -artifact_prefix="$OLDPWD/artifacts/$t/" -max_total_time="$SECS" -rss_limit_mb=2048 \
+    -max_total_time="$SECS" -rss_limit_mb=2048 \
     -max_len="$max_len" -timeout=10 "${jobs[@]}" -print_final_stats=1) 2>&1 | tee "$log" \
     | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
   rc=${PIPESTATUS[0]}
