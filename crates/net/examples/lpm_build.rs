@@ -16,18 +16,16 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use net::fib::prefix_list::SplitMix64;
 use net::fib::prefix_list::{parse_prefix_list, spread_values};
 use net::fib::Lpm4;
 
-struct Rng(u64);
+/// The crate's deterministic generator, 32 bits at a time.
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 32) as u32
+        (self.0.next_u64() >> 32) as u32
     }
 }
 
@@ -47,7 +45,7 @@ fn measure(name: &str, rounds: usize, mut make: impl FnMut(&mut Rng) -> Vec<(u32
     if rounds == 0 {
         return;
     }
-    let mut r = Rng(1);
+    let mut r = Rng(SplitMix64(1));
     let mut us = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let prefixes = make(&mut r);
@@ -81,15 +79,7 @@ fn peak_rss_mib() -> f64 {
 
 fn full(path: &str) {
     let raw = std::fs::read(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-    let bytes = if path.ends_with(".gz") {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut v)
-            .unwrap_or_else(|e| panic!("gunzip {path}: {e}"));
-        v
-    } else {
-        raw
-    };
-    let routes = spread_values(&parse_prefix_list(&bytes).expect("prefix list"), 256);
+    let routes = spread_values(&parse_prefix_list(&raw).expect("prefix list"), 256);
     let mib = |b: usize| b as f64 / (1 << 20) as f64;
     let rss0 = peak_rss_mib();
     let t = Instant::now();

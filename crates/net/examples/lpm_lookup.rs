@@ -19,15 +19,7 @@ fn main() {
     let path = args.next().expect("usage: lpm_lookup FILE [SECONDS]");
     let secs: f64 = args.next().map_or(3.0, |s| s.parse().expect("SECONDS"));
     let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-    let bytes = if path.ends_with(".gz") {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut v)
-            .unwrap_or_else(|e| panic!("gunzip {path}: {e}"));
-        v
-    } else {
-        raw
-    };
-    let plain = parse_prefix_list(&bytes).expect("prefix list");
+    let plain = parse_prefix_list(&raw).expect("prefix list");
     let lpm = Lpm4::from_prefixes(spread_values(&plain, 256));
     let keys = random_keys_in(&plain, 1 << 22, 1);
     let mut best = [f64::MAX; 2];
