@@ -201,21 +201,38 @@ impl Pipeline {
             let mut ipv4 = [0u8; CHUNK];
             let mut dsts = [0u32; CHUNK];
             let mut f = 0;
-            for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
-                if fast_path {
-                    if let Some(fwd) = fast::label(fib, self.config.max_label_depth, pkt) {
-                        *verdict = fwd;
-                        continue;
-                    }
-                    if let Some(dst) = fast::ipv4_input(pkt.data()) {
-                        dsts[f] = dst;
-                        ipv4[f] = i as u8;
-                        f += 1;
-                        continue;
+            if fast_path {
+                // Label switching first, in a loop of its own: the IPv4 checks in the
+                // same loop body cost the swap path registers (spills).
+                let mut rest = [0u8; CHUNK];
+                let mut r = 0;
+                for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
+                    match fast::label(fib, self.config.max_label_depth, pkt) {
+                        Some(fwd) => *verdict = fwd,
+                        None => {
+                            rest[r] = i as u8;
+                            r += 1;
+                        }
                     }
                 }
-                staged[m] = i as u8;
-                m += 1;
+                for &i in &rest[..r] {
+                    match fast::ipv4_input(p[i as usize].data()) {
+                        Some(dst) => {
+                            dsts[f] = dst;
+                            ipv4[f] = i;
+                            f += 1;
+                        }
+                        None => {
+                            staged[m] = i;
+                            m += 1;
+                        }
+                    }
+                }
+            } else {
+                for (i, s) in staged.iter_mut().enumerate().take(p.len()) {
+                    *s = i as u8;
+                }
+                m = p.len();
             }
             if f > 0 {
                 let mut routes = [NO_ROUTE; CHUNK];
