@@ -57,29 +57,26 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
                 .len()
     };
     let entry = fib.lookup_label(label)?;
-    // What the stages would forward: the whole frame for a swap, the exposed datagram for
-    // a PHP (its extent also bounds the ECMP hash).
-    let end = match entry.op {
-        LabelOp::Swap => data.len(),
-        LabelOp::Pop if lse & BOS != 0 => stack_end + exposed_ipv4(&data[stack_end..])?,
-        _ => return None,
+    let next_hop = entry.next_hop?;
+    // The adjacency, through the ECMP group by the hash of the stack and the payload up
+    // to `end` where the entry has one.
+    let adjacency = |end: usize| {
+        let adj = fib.adjacency(match next_hop {
+            NextHop::Adjacency(a) => a,
+            nh @ NextHop::Ecmp(_) => {
+                ecmp_member(fib, nh, &data[HEADER_LEN..stack_end], &data[stack_end..end])
+            }
+        });
+        adj.is_resolved().then_some(adj)
     };
-    let adj_id = match entry.next_hop? {
-        NextHop::Adjacency(a) => a,
-        nh @ NextHop::Ecmp(_) => {
-            ecmp_member(fib, nh, &data[HEADER_LEN..stack_end], &data[stack_end..end])
-        }
-    };
-    let adj = fib.adjacency(adj_id);
-    if !adj.is_resolved() {
-        return None;
-    }
-    match (entry.op, adj.push_bytes()) {
-        (LabelOp::Swap, LSE) => {
+    match entry.op {
+        LabelOp::Swap => {
+            let adj = adjacency(data.len())?;
             // The swapped label replaces the received one: the frame keeps its length.
-            if data.len() - HEADER_LEN > adj.mtu as usize {
+            if adj.push_bytes() != LSE || data.len() - HEADER_LEN > adj.mtu as usize {
                 return None;
             }
+            let port = adj.port;
             let (eth, label) = adj.header_template().split_at(HEADER_LEN);
             let d = pkt.data_mut();
             d[..HEADER_LEN].copy_from_slice(eth);
@@ -87,15 +84,18 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
             // TTL one less.
             let out = be32(label) | (lse & 0xf00) | (ttl - 1) as u32;
             d[HEADER_LEN..HEADER_LEN + LSE].copy_from_slice(&out.to_be_bytes());
+            Some(Verdict::Forward { port })
         }
-        (LabelOp::Pop, 0) => {
-            let total = end - stack_end;
+        LabelOp::Pop if lse & BOS != 0 => {
+            // PHP: the exposed datagram is forwarded (its extent also bounds the ECMP hash).
+            let total = exposed_ipv4(&data[stack_end..])?;
+            let adj = adjacency(stack_end + total)?;
             let ip_ttl = data[HEADER_LEN + LSE + 8];
             let ttl = match entry.ttl_mode {
                 TtlMode::Uniform => ip_ttl.min(ttl - 1),
                 TtlMode::Pipe(_) => ip_ttl,
             };
-            if ttl == 0 || total > adj.mtu as usize {
+            if adj.push_bytes() != 0 || ttl == 0 || total > adj.mtu as usize {
                 return None;
             }
             let pad = data.len() - HEADER_LEN - LSE - total;
@@ -106,10 +106,10 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
             let d = pkt.data_mut();
             d[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
             set_ttl(&mut d[HEADER_LEN..], ttl);
+            Some(Verdict::Forward { port: adj.port })
         }
-        _ => return None,
+        _ => None,
     }
-    Some(Verdict::Forward { port: adj.port })
 }
 
 /// The member of an ECMP group for this packet's flow (kept out of line: inlined, the
@@ -131,7 +131,7 @@ fn exposed_ipv4(ip: &[u8]) -> Option<usize> {
     let hdr: &[u8; IPV4_LEN] = ip.get(..IPV4_LEN)?.try_into().ok()?;
     let total = u16::from_be_bytes([hdr[2], hdr[3]]) as usize;
     let sound = hdr[0] == 0x45 && total >= IPV4_LEN && total <= ip.len();
-    (sound && checksum::sum(hdr) == 0xffff).then_some(total)
+    (sound && checksum::ipv4_header_verifies(hdr)).then_some(total)
 }
 
 /// Writes the TTL of the IPv4 header `ip` and updates its checksum (RFC 1624).
