@@ -64,7 +64,7 @@ pub fn ipv4_header_verifies(header: &[u8; 20]) -> bool {
         .chunks_exact(4)
         .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]) as u64)
         .sum();
-    acc != 0 && acc % 0xffff == 0
+    acc != 0 && acc.is_multiple_of(0xffff)
 }
 
 /// The checksum after the TTL (the high byte of its 16-bit word) went down by one, as
