@@ -18,7 +18,8 @@
 
 use super::{hash, Verdict};
 use crate::fib::{
-    AdjId, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE,
+    AdjId, Adjacency, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL,
+    NO_ROUTE,
 };
 use crate::packet::PacketBuf;
 use crate::wire::checksum;
@@ -35,9 +36,12 @@ const BOS: u32 = 1 << 8;
 /// Decides and rewrites a label-switched packet in one pass when it is a plain swap, or
 /// a penultimate-hop pop exposing IPv4, towards a resolved adjacency (directly or through
 /// an ECMP group); `None` (untouched) otherwise.
-#[inline]
+#[inline(always)]
 pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> Option<Verdict> {
-    let data = pkt.data();
+    // Mutable from the start, so that the swap writes through the slice it checked (read
+    // again from the buffer, it was bounds-checked again). Nothing is written before the
+    // verdict is known.
+    let data = pkt.data_mut();
     let top: &[u8; HEADER_LEN + LSE] = data.get(..HEADER_LEN + LSE)?.try_into().ok()?;
     if u16::from_be_bytes([top[12], top[13]]) != ETHERTYPE_MPLS {
         return None;
@@ -58,27 +62,16 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
     };
     let entry = fib.lookup_label(label)?;
     let next_hop = entry.next_hop?;
-    // The adjacency, through the ECMP group by the hash of the stack and the payload up
-    // to `end` where the entry has one.
-    let adjacency = |end: usize| {
-        let adj = fib.adjacency(match next_hop {
-            NextHop::Adjacency(a) => a,
-            nh @ NextHop::Ecmp(_) => {
-                ecmp_member(fib, nh, &data[HEADER_LEN..stack_end], &data[stack_end..end])
-            }
-        });
-        adj.is_resolved().then_some(adj)
-    };
     match entry.op {
         LabelOp::Swap => {
-            let adj = adjacency(data.len())?;
+            let adj = resolved_adjacency(fib, next_hop, data, stack_end, data.len())?;
             // The swapped label replaces the received one: the frame keeps its length.
             if adj.push_bytes() != LSE || data.len() - HEADER_LEN > adj.mtu as usize {
                 return None;
             }
             let port = adj.port;
             let (eth, label) = adj.header_template().split_at(HEADER_LEN);
-            let d = pkt.data_mut();
+            let d = &mut data[..HEADER_LEN + LSE];
             d[..HEADER_LEN].copy_from_slice(eth);
             // The template's label word has TC, S and TTL clear: TC and S as received,
             // TTL one less.
@@ -89,7 +82,7 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
         LabelOp::Pop if lse & BOS != 0 => {
             // PHP: the exposed datagram is forwarded (its extent also bounds the ECMP hash).
             let total = exposed_ipv4(&data[stack_end..])?;
-            let adj = adjacency(stack_end + total)?;
+            let adj = resolved_adjacency(fib, next_hop, data, stack_end, stack_end + total)?;
             let ip_ttl = data[HEADER_LEN + LSE + 8];
             let ttl = match entry.ttl_mode {
                 TtlMode::Uniform => ip_ttl.min(ttl - 1),
@@ -110,6 +103,26 @@ pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> O
         }
         _ => None,
     }
+}
+
+/// The adjacency `next_hop` leads to, through its ECMP group by the hash of the label
+/// stack (`data[HEADER_LEN..stack_end]`) and the payload up to `end`; `None` while the
+/// neighbour is unresolved.
+#[inline(always)]
+fn resolved_adjacency<'f>(
+    fib: &'f Fib,
+    next_hop: NextHop,
+    data: &[u8],
+    stack_end: usize,
+    end: usize,
+) -> Option<&'f Adjacency> {
+    let adj = fib.adjacency(match next_hop {
+        NextHop::Adjacency(a) => a,
+        nh @ NextHop::Ecmp(_) => {
+            ecmp_member(fib, nh, &data[HEADER_LEN..stack_end], &data[stack_end..end])
+        }
+    });
+    adj.is_resolved().then_some(adj)
 }
 
 /// The member of an ECMP group for this packet's flow (kept out of line: inlined, the
