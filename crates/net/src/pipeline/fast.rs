@@ -132,6 +132,17 @@ fn ecmp_member(fib: &Fib, group: NextHop, stack: &[u8], payload: &[u8]) -> AdjId
     fib.resolve(group, hash::flow_hash(stack, Some(payload)))
 }
 
+/// [`ecmp_member`] for a datagram [`ipv4_input`] accepted (a 20-byte header, its total
+/// length within the frame): the hash without the header checks already made.
+#[inline(never)]
+fn ipv4_ecmp_member(fib: &Fib, group: NextHop, datagram: &[u8]) -> AdjId {
+    let (header, payload) = datagram.split_at(IPV4_LEN);
+    let header = header
+        .try_into()
+        .expect("ipv4_input checked a 20-byte header");
+    fib.resolve(group, hash::ipv4_flow_hash(header, payload))
+}
+
 #[inline]
 fn be32(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]])
@@ -215,7 +226,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let total = u16::from_be_bytes([frame[HEADER_LEN + 2], frame[HEADER_LEN + 3]]) as usize;
     let adj_id = match nh {
         NextHop::Adjacency(a) => a,
-        NextHop::Ecmp(_) => ecmp_member(fib, nh, &[], data.get(HEADER_LEN..HEADER_LEN + total)?),
+        NextHop::Ecmp(_) => ipv4_ecmp_member(fib, nh, data.get(HEADER_LEN..HEADER_LEN + total)?),
     };
     let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();

@@ -4,9 +4,12 @@
 //! indicator, the entropy label alone, RFC 6790), plus, when the payload is IPv4 and not
 //! a fragment, source, destination, protocol and L4 ports.
 
-use crate::wire::ipv4::Ipv4Packet;
+use crate::wire::ipv4::{Ipv4Packet, FLAG_MF};
 use crate::wire::l4;
 use crate::wire::mpls::{is_reserved, LabelStackEntry, ENTRY_LEN, LABEL_ELI};
+
+/// Start value of every flow hash but the entropy label's.
+const SEED: u32 = 0x2545_f491;
 
 #[inline]
 fn mix(h: u32, w: u32) -> u32 {
@@ -26,7 +29,7 @@ fn fmix(mut h: u32) -> u32 {
 /// Flow hash of a packet whose label stack is `stack` (may be empty) and whose IPv4
 /// header, if any, starts `ip`.
 pub(crate) fn flow_hash(stack: &[u8], ip: Option<&[u8]>) -> u32 {
-    let mut h = 0x2545_f491;
+    let mut h = SEED;
     let mut words = stack.chunks_exact(ENTRY_LEN);
     while let Some(w) = words.next() {
         let label = LabelStackEntry(u32::from_be_bytes([w[0], w[1], w[2], w[3]])).label();
@@ -39,16 +42,42 @@ pub(crate) fn flow_hash(stack: &[u8], ip: Option<&[u8]>) -> u32 {
             h = mix(h, label);
         }
     }
-    if let Some(ip) = ip.and_then(|b| Ipv4Packet::new_checked(b).ok()) {
-        if !ip.is_fragment() {
-            h = mix(h, u32::from_be_bytes(ip.src_addr()));
-            h = mix(h, u32::from_be_bytes(ip.dst_addr()));
-            let ports = l4::ports(ip.protocol(), ip.payload()).unwrap_or((0, 0));
-            h = mix(h, (ip.protocol() as u32) << 16);
-            h = mix(h, (ports.0 as u32) << 16 | ports.1 as u32);
-        }
+    if let Some((header, ip)) =
+        ip.and_then(|b| Some((b.first_chunk()?, Ipv4Packet::new_checked(b).ok()?)))
+    {
+        h = mix_ipv4(h, header, ip.payload());
     }
     fmix(h)
+}
+
+/// [`flow_hash`] of an IPv4 datagram without labels whose header (`header`, 20 bytes
+/// without options) the caller has checked, `payload` being the rest of the datagram:
+/// the fast path's hash, without the checks it already made.
+#[inline]
+pub(crate) fn ipv4_flow_hash(header: &[u8; 20], payload: &[u8]) -> u32 {
+    fmix(mix_ipv4(SEED, header, payload))
+}
+
+/// Mixes a datagram's flow fields (none for a fragment) into `h`. `header` is the first
+/// 20 bytes of the header, `payload` what follows the whole header.
+#[inline]
+fn mix_ipv4(mut h: u32, header: &[u8; 20], payload: &[u8]) -> u32 {
+    let fragment = u16::from_be_bytes([header[6], header[7]]) & (FLAG_MF | 0x1fff) != 0;
+    if !fragment {
+        let protocol = header[9];
+        h = mix(
+            h,
+            u32::from_be_bytes([header[12], header[13], header[14], header[15]]),
+        );
+        h = mix(
+            h,
+            u32::from_be_bytes([header[16], header[17], header[18], header[19]]),
+        );
+        let ports = l4::ports(protocol, payload).unwrap_or((0, 0));
+        h = mix(h, (protocol as u32) << 16);
+        h = mix(h, (ports.0 as u32) << 16 | ports.1 as u32);
+    }
+    h
 }
 
 #[cfg(test)]
