@@ -331,6 +331,8 @@ class Bench:
         own = own_rate(out, self.o.warmup, self.o.measure)
         m = re.findall(r"busy cycles/pkt ([0-9.]+)", out)
         cpp = float(m[-1]) if m else None
+        m = re.findall(r"forwarding cycles/pkt ([0-9.]+)", out)
+        fwd = float(m[-1]) if m else None
         if own is None and tele_rate is None:
             raise BenchError("router: neither counters lines nor telemetry (log %s)" % proc.logfile)
         if own is None:
@@ -338,7 +340,7 @@ class Bench:
         elif tele_rate and abs(own - tele_rate) / tele_rate > 0.05:
             log("%s: router's own rate %.3f and telemetry %.3f Mpps differ by over 5%%"
                 % (scen, own, tele_rate))
-        return (own if own is not None else tele_rate), tele_rate, cpp
+        return (own if own is not None else tele_rate), tele_rate, cpp, fwd
 
 
 LINE = re.compile(r"^\[\s*([0-9.]+)s\].*\bout rx [0-9.]+ tx ([0-9.]+) Mpps")
@@ -405,10 +407,11 @@ def run_scenario(b, o, scen):
                     rate = b.l3fwd(scen, run, pcap, rules4, rules6)
                     samples["l3fwd_mpps"].append(rate)
                 else:
-                    rate, tele_rate, cpp = b.router(scen, run, pcap, routes)
+                    rate, tele_rate, cpp, fwd = b.router(scen, run, pcap, routes)
                     samples["router_mpps"].append(rate)
                     samples["router_telemetry_mpps"].append(tele_rate)  # None: no socket
                     samples["router_cycles_per_packet"].append(cpp)
+                    samples["router_forwarding_cycles_per_packet"].append(fwd)
                 log("%s run %d/%d %-7s %.3f Mpps" % (scen, run, o.runs, tool, rate))
             except BenchError as e:
                 log("%s run %d %s FAILED: %s" % (scen, run, tool, e))
@@ -484,6 +487,7 @@ def main(argv):
             "l3fwd_mpps": "telemetry /ethdev/stats sink opackets delta over the interval",
             "source_rx_mpps": "telemetry /ethdev/stats source ipackets delta, testpmd rxonly",
             "router_cycles_per_packet": "router summary: busy TSC cycles / packets received",
+            "router_forwarding_cycles_per_packet": "router summary: TSC cycles of the forwarding stage (the net pipeline) / packets received",
             "testpmd_io_cycles_per_packet": "testpmd --record-core-cycles CPU cycles/packet",
         },
     }

@@ -19,6 +19,7 @@ FIGURES = [
     ("l3fwd_mpps", "l3fwd Mpps"),
     ("source_rx_mpps", "source rx Mpps"),
     ("router_cycles_per_packet", "router cyc/pkt"),
+    ("router_forwarding_cycles_per_packet", "router fwd cyc/pkt"),
     ("testpmd_io_cycles_per_packet", "io cyc/pkt"),
 ]
 

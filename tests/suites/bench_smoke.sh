@@ -39,7 +39,7 @@ check(list(scen) == ["ipv4-small"], "scenarios: %s" % list(scen))
 s = scen.get("ipv4-small", {})
 check(s.get("runs") == 1, "runs: %r" % s.get("runs"))
 for fig in ("router_mpps", "testpmd_io_mpps", "l3fwd_mpps", "source_rx_mpps",
-            "router_cycles_per_packet"):
+            "router_cycles_per_packet", "router_forwarding_cycles_per_packet"):
     for key in (fig, fig + "_min", fig + "_max"):
         v = s.get(key)
         check(isinstance(v, (int, float)) and v > 0, "%s = %r, want a positive number" % (key, v))

@@ -132,14 +132,10 @@ fn ecmp_member(fib: &Fib, group: NextHop, stack: &[u8], payload: &[u8]) -> AdjId
     fib.resolve(group, hash::flow_hash(stack, Some(payload)))
 }
 
-/// [`ecmp_member`] for a datagram [`ipv4_input`] accepted (a 20-byte header, its total
-/// length within the frame): the hash without the header checks already made.
+/// [`ecmp_member`] for a datagram [`ipv4_input`] accepted (a 20-byte `header`, then
+/// `payload` up to its total length): the hash without the header checks already made.
 #[inline(never)]
-fn ipv4_ecmp_member(fib: &Fib, group: NextHop, datagram: &[u8]) -> AdjId {
-    let (header, payload) = datagram.split_at(IPV4_LEN);
-    let header = header
-        .try_into()
-        .expect("ipv4_input checked a 20-byte header");
+fn ipv4_ecmp_member(fib: &Fib, group: NextHop, header: &[u8; IPV4_LEN], payload: &[u8]) -> AdjId {
     fib.resolve(group, hash::ipv4_flow_hash(header, payload))
 }
 
@@ -221,23 +217,37 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let RouteTarget::NextHop(nh) = route.target else {
         return None;
     };
-    let data = pkt.data();
-    let frame: &[u8; HEADER_LEN + IPV4_LEN] = data.get(..HEADER_LEN + IPV4_LEN)?.try_into().ok()?;
+    let headroom = pkt.headroom();
+    // Mutable from the start: a plain forward writes through the slice it checked.
+    let data = pkt.data_mut();
+    let len = data.len();
+    let (frame, rest) = data.split_first_chunk_mut::<{ HEADER_LEN + IPV4_LEN }>()?;
     let total = u16::from_be_bytes([frame[HEADER_LEN + 2], frame[HEADER_LEN + 3]]) as usize;
     let adj_id = match nh {
         NextHop::Adjacency(a) => a,
-        NextHop::Ecmp(_) => ipv4_ecmp_member(fib, nh, data.get(HEADER_LEN..HEADER_LEN + total)?),
+        NextHop::Ecmp(_) => {
+            let header = frame[HEADER_LEN..].try_into().ok()?;
+            let payload = rest.get(..total.checked_sub(IPV4_LEN)?)?;
+            ipv4_ecmp_member(fib, nh, header, payload)
+        }
     };
     let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();
-    if !adj.is_resolved() || push + total > adj.mtu as usize || pkt.headroom() < push {
+    if !adj.is_resolved() || push + total > adj.mtu as usize || headroom < push {
         return None;
+    }
+    // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
+    // the datagram fits the frame).
+    let pad = len - HEADER_LEN - total;
+    if push == 0 && pad == 0 {
+        frame[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
+        frame[HEADER_LEN + 8] -= 1;
+        let sum = checksum::after_ttl_decrement([frame[HEADER_LEN + 10], frame[HEADER_LEN + 11]]);
+        frame[HEADER_LEN + 10..HEADER_LEN + 12].copy_from_slice(&sum);
+        return Some(Verdict::Forward { port: adj.port });
     }
     let tc = (frame[HEADER_LEN + 1] >> 5) as u32;
     let ttl = frame[HEADER_LEN + 8] - 1;
-    // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
-    // the datagram fits the frame).
-    let pad = data.len() - HEADER_LEN - total;
     if pad > 0 {
         let _ = pkt.trim(pad);
     }
