@@ -293,25 +293,39 @@ fn plain_cases_forward_the_same_both_ways() {
         ipv4_frame(&ip(10)),
         ipv4_frame(&ip(11)),
     ];
-    let burst: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
-    let [(fast_v, fast_b), (staged_v, staged_b)] =
-        both(PipelineConfig::default(), &fib, IN_PORT, &burst);
-    assert_eq!(fast_v, staged_v);
-    assert_eq!(fast_b, staged_b);
-    let ports: Vec<_> = fast_v
-        .iter()
-        .map(|v| match v {
-            Verdict::Forward { port } => *port,
-            other => panic!("not forwarded: {other:?}"),
-        })
-        .collect();
-    assert_eq!(ports, [1, 1, 2, 2, 3]);
-    let d: Vec<_> = fast_b.iter().map(|f| decode(f)).collect();
-    assert_eq!(d[0].labels, [(200, 5, true, 8)]);
-    assert_eq!(d[1].labels, [(200, 0, false, 8), (300, 0, true, 7)]);
-    assert!(d[2].labels.is_empty());
-    assert_eq!(d[2].ip.as_ref().unwrap().time_to_live, 8);
-    assert_eq!(d[3].ip.as_ref().unwrap().time_to_live, 63);
-    assert_eq!(d[4].labels, [(1000, 0, false, 63), (2000, 0, true, 63)]);
-    assert_eq!(d[4].ip.as_ref().unwrap().time_to_live, 63);
+    // Labelled packets first, then IPv4 first: the pipeline orders its fast-path loops by
+    // the burst's first packet, and both orders must give the same (plain) outcome.
+    for ipv4_first in [false, true] {
+        let mut order: Vec<usize> = (0..frames.len()).collect();
+        if ipv4_first {
+            order.reverse();
+        }
+        let burst: Vec<VecBuf> = order.iter().map(|&k| VecBuf::new(&frames[k])).collect();
+        let [(fast_v, fast_b), (staged_v, staged_b)] =
+            both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+        assert_eq!(fast_v, staged_v, "ipv4_first {ipv4_first}");
+        assert_eq!(fast_b, staged_b, "ipv4_first {ipv4_first}");
+        // Back in the order of `frames`.
+        let mut by_frame = vec![None; frames.len()];
+        for (pos, &k) in order.iter().enumerate() {
+            by_frame[k] = Some((fast_v[pos], fast_b[pos].clone()));
+        }
+        let (fast_v, fast_b): (Vec<_>, Vec<_>) = by_frame.into_iter().map(Option::unwrap).unzip();
+        let ports: Vec<_> = fast_v
+            .iter()
+            .map(|v| match v {
+                Verdict::Forward { port } => *port,
+                other => panic!("not forwarded: {other:?}"),
+            })
+            .collect();
+        assert_eq!(ports, [1, 1, 2, 2, 3]);
+        let d: Vec<_> = fast_b.iter().map(|f| decode(f)).collect();
+        assert_eq!(d[0].labels, [(200, 5, true, 8)]);
+        assert_eq!(d[1].labels, [(200, 0, false, 8), (300, 0, true, 7)]);
+        assert!(d[2].labels.is_empty());
+        assert_eq!(d[2].ip.as_ref().unwrap().time_to_live, 8);
+        assert_eq!(d[3].ip.as_ref().unwrap().time_to_live, 63);
+        assert_eq!(d[4].labels, [(1000, 0, false, 63), (2000, 0, true, 63)]);
+        assert_eq!(d[4].ip.as_ref().unwrap().time_to_live, 63);
+    }
 }
