@@ -190,6 +190,16 @@ class Bench:
         self.kept = None  # (Proc, Telemetry) of the l3fwd kept between runs
         self.workers = opts.workers
         self.lcores = "0-%d" % self.workers if self.workers > 1 else "0,1"
+        # l3fwd's lcores: the workers' only (see l3fwd()).
+        self.l3fwd_lcores = "1" if self.workers == 1 else "1-%d" % self.workers
+        cpus = os.cpu_count() or 1
+        if opts.share_cpus and self.workers + 1 > cpus:
+            # More lcores than CPUs: lcore 0 on CPU 0, workers round robin on the others.
+            spare = max(cpus - 1, 1)
+            place = lambda k: "%d@%d" % (k, min(1 + (k - 1) % spare, cpus - 1))
+            workers = [place(k) for k in range(1, self.workers + 1)]
+            self.lcores = ",".join(["0@0"] + workers)
+            self.l3fwd_lcores = ",".join(workers)
         self.pool = max(16383, (1 << (opts.count * self.workers + 16384).bit_length()) - 1)
 
     def prefix(self):
@@ -207,7 +217,9 @@ class Bench:
         return "net_null0,no-rx=1"
 
     def eal(self, fp, pcap, lcores=None):
-        return (["-l", lcores or self.lcores] + self.eal_mem()
+        lcores = lcores or self.lcores
+        flag = "--lcores" if "@" in lcores else "-l"  # L@C places lcore L on CPU C
+        return ([flag, lcores] + self.eal_mem()
                 + ["--no-pci", "--file-prefix", fp, "--vdev", self.pcap_vdev(pcap),
                    "--vdev", self.null_vdev()])
 
@@ -244,8 +256,7 @@ class Bench:
         cfg = ["(0,%d,%d)" % (q, q + 1) for q in range(self.workers)] + ["(1,0,1)"]
         # l3fwd wants one TX queue per EAL lcore on every port, and net_pcap has one per
         # rx_pcap; so l3fwd gets the worker lcores only (its main lcore forwards too).
-        lcores = "1" if self.workers == 1 else "1-%d" % self.workers
-        cmd = ([self.o.l3fwd] + self.eal(fp, pcap, lcores)
+        cmd = ([self.o.l3fwd] + self.eal(fp, pcap, self.l3fwd_lcores)
                + ["--", "-p", "0x3", "-P", "--lookup=lpm", "--parse-ptype",
                   "--config", ",".join(cfg), "--rule_ipv4", rules4, "--rule_ipv6", rules6,
                   "--eth-dest=0,02:00:00:00:00:02", "--eth-dest=1,02:00:00:00:01:02",
@@ -441,6 +452,7 @@ def parse_args(argv):
     p.add_argument("--count", type=int, default=4096)
     p.add_argument("--size", type=int, default=64)
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--share-cpus", action="store_true")
     p.add_argument("--huge", action="store_true")
     p.add_argument("--memory-mb", type=int, default=2048)
     p.add_argument("--prefixes", required=True)
@@ -478,6 +490,7 @@ def main(argv):
     settings = {
         "runs": o.runs, "warmup_s": o.warmup, "measure_s": o.measure,
         "pcap_frames": o.count, "frame_size": o.size, "workers": o.workers,
+        "share_cpus": o.share_cpus,
         "lcores": b.lcores, "hugepages": o.huge, "started_at": time.strftime(
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "wall_s": round(time.time() - started, 1),

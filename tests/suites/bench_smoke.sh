@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Proves the bench harness works: the helpers' unit tests, then one quick run of every
 # tool on ipv4-small (router, testpmd io, l3fwd, the source alone), then checks that the
-# JSON has every figure, each a positive number, and the host info. Never asserts a speed: this box's
-# figures are not a property of the code. Takes ~30 s once l3fwd is built (a first
-# build adds ~20-60 s).
+# JSON has every figure, each a positive number, and the host info; then the same with
+# two workers. Never asserts a speed: this box's figures are not a property of the code.
+# Takes ~45 s once l3fwd is built (a first build adds ~20-60 s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,4 +50,28 @@ for f in failures:
 if failures:
     sys.exit(1)
 print("bench_smoke: every figure present and positive")
+PY
+
+# --workers 2: the multi-worker setup (two source queues, two router workers each on its
+# own queue, testpmd and l3fwd on two lcores). On a machine with fewer than 3 CPUs the
+# lcores share CPUs (--share-cpus), which proves the setup, not its speed.
+args=(--quick --workers 2 --share-cpus --scenario ipv4-small --json "$out/bench2.json"
+  --workdir "$out/run2" --startup-timeout 60 --l3fwd-startup-timeout 60 --no-build)
+start=$(date +%s)
+timeout 300 scripts/bench.sh "${args[@]}"
+echo "bench_smoke: --workers 2 took $(( $(date +%s) - start ))s"
+grep -q '^  - {lcore: 2, rx: \[{port: in, queue: 1}\]}' "$out/run2/ipv4-small-router.yaml" \
+  || { echo "bench_smoke: FAIL: the router config has no second worker on queue 1"; exit 1; }
+python3 - "$out/bench2.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+s = doc["scenarios"][0]
+bad = [k for k in ("router_mpps", "testpmd_io_mpps", "l3fwd_mpps", "source_rx_mpps",
+                   "router_cycles_per_packet", "router_forwarding_cycles_per_packet")
+       if not (isinstance(s.get(k), (int, float)) and s[k] > 0)]
+if doc["settings"].get("workers") != 2 or bad:
+    print("bench_smoke: FAIL: --workers 2: workers=%r, missing or not positive: %s"
+          % (doc["settings"].get("workers"), bad))
+    sys.exit(1)
+print("bench_smoke: --workers 2: every figure present and positive")
 PY

@@ -377,7 +377,12 @@ impl StartupConfig {
             .lcores
             .as_ref()
             .map_or("0,1".to_string(), |l| l.value.clone());
-        a.extend(["-l".into(), lcores]);
+        let flag = if lcores_mapped(&lcores) {
+            "--lcores"
+        } else {
+            "-l"
+        };
+        a.extend([flag.into(), lcores]);
         let mem = self
             .eal
             .memory_mb
@@ -440,6 +445,12 @@ pub fn parse_lcores(s: &str) -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for part in s.split(',') {
         let part = part.trim();
+        if let Some((lcore, cpu)) = part.split_once('@') {
+            // `lcore@cpu`: the lcore's thread runs on that CPU (EAL `--lcores`).
+            let _: u32 = cpu.trim().parse().ok()?;
+            out.push(lcore.trim().parse().ok()?);
+            continue;
+        }
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
@@ -452,6 +463,12 @@ pub fn parse_lcores(s: &str) -> Option<Vec<u32>> {
         }
     }
     Some(out)
+}
+
+/// Whether an lcore list places lcores on CPUs (`lcore@cpu`, EAL `--lcores`) rather than
+/// naming CPUs (EAL `-l`).
+fn lcores_mapped(s: &str) -> bool {
+    s.contains('@')
 }
 
 fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
@@ -631,6 +648,16 @@ routes: routes/demo.yaml
     }
 
     #[test]
+    fn lcores_placed_on_cpus_go_to_eal_as_lcores() {
+        let text = DEMO.replace("lcores: 0-2", "lcores: \"0@0,1@1,2@1\"");
+        assert_ne!(text, DEMO);
+        let c = parse(&text).unwrap();
+        assert_eq!(c.lcores(), [0, 1, 2]);
+        let a = c.eal_args("mplsrouter");
+        assert_eq!(a[1..3], ["--lcores", "0@0,1@1,2@1"]);
+    }
+
+    #[test]
     fn all_problems_reported_with_positions() {
         let text = "\
 ports:
@@ -681,6 +708,9 @@ colour: red
     #[test]
     fn lcore_lists() {
         assert_eq!(parse_lcores("0-2,5"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_lcores("0@0,1@1,2@1"), Some(vec![0, 1, 2]));
+        assert_eq!(parse_lcores("1@x"), None);
+        assert_eq!(parse_lcores("0-1@1"), None);
         assert_eq!(parse_lcores("2-1"), None);
         assert_eq!(parse_lcores("x"), None);
     }

@@ -17,7 +17,11 @@ pub(super) fn validate(
                 l.mark,
                 &Path::Key(&Path::Key(&Path::Root, "eal"), "lcores"),
                 format!("`{}` is not an lcore list", l.value),
-                Some("write e.g. `0-3` or `0,2,4` (the first is the main lcore)".into()),
+                Some(
+                    "write e.g. `0-3` or `0,2,4` (the first is the main lcore), or \
+                     `0@0,1@1,2@1` to place lcores on CPUs (more lcores than CPUs)"
+                        .into(),
+                ),
             );
         }
     }
