@@ -245,10 +245,9 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     // the datagram fits the frame).
     let pad = len - HEADER_LEN - total;
     if push == 0 && pad == 0 {
-        frame[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
-        frame[HEADER_LEN + 8] -= 1;
-        let sum = checksum::after_ttl_decrement([frame[HEADER_LEN + 10], frame[HEADER_LEN + 11]]);
-        frame[HEADER_LEN + 10..HEADER_LEN + 12].copy_from_slice(&sum);
+        let (eth, ip) = frame.split_at_mut(HEADER_LEN);
+        eth.copy_from_slice(adj.ethernet_template());
+        decrement_ttl(ip);
         return Some(Verdict::Forward { port: adj.port });
     }
     let tc = (frame[HEADER_LEN + 1] >> 5) as u32;
