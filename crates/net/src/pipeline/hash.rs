@@ -4,7 +4,7 @@
 //! indicator, the entropy label alone, RFC 6790), plus, when the payload is IPv4 and not
 //! a fragment, source, destination, protocol and L4 ports.
 
-use crate::wire::ipv4::{Ipv4Packet, FLAG_MF};
+use crate::wire::ipv4::Ipv4Packet;
 use crate::wire::l4;
 use crate::wire::mpls::{is_reserved, LabelStackEntry, ENTRY_LEN, LABEL_ELI};
 
@@ -62,19 +62,13 @@ pub(crate) fn ipv4_flow_hash(header: &[u8; 20], payload: &[u8]) -> u32 {
 /// 20 bytes of the header, `payload` what follows the whole header.
 #[inline]
 fn mix_ipv4(mut h: u32, header: &[u8; 20], payload: &[u8]) -> u32 {
-    let fragment = u16::from_be_bytes([header[6], header[7]]) & (FLAG_MF | 0x1fff) != 0;
-    if !fragment {
-        let protocol = header[9];
-        h = mix(
-            h,
-            u32::from_be_bytes([header[12], header[13], header[14], header[15]]),
-        );
-        h = mix(
-            h,
-            u32::from_be_bytes([header[16], header[17], header[18], header[19]]),
-        );
-        let ports = l4::ports(protocol, payload).unwrap_or((0, 0));
-        h = mix(h, (protocol as u32) << 16);
+    // The fixed fields only, which 20 bytes always hold.
+    let ip = Ipv4Packet::new_unchecked(header);
+    if !ip.is_fragment() {
+        h = mix(h, u32::from_be_bytes(ip.src_addr()));
+        h = mix(h, u32::from_be_bytes(ip.dst_addr()));
+        let ports = l4::ports(ip.protocol(), payload).unwrap_or((0, 0));
+        h = mix(h, (ip.protocol() as u32) << 16);
         h = mix(h, (ports.0 as u32) << 16 | ports.1 as u32);
     }
     h

@@ -9,7 +9,7 @@ pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 
 const FLAG_DF: u16 = 0x4000;
-pub(crate) const FLAG_MF: u16 = 0x2000;
+const FLAG_MF: u16 = 0x2000;
 
 /// A checked view of an IPv4 packet: once built, the header (options included) and the
 /// `total_len` bytes it announces are inside the buffer, which may hold trailing padding.
