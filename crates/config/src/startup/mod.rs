@@ -367,7 +367,7 @@ impl StartupConfig {
 
     /// The EAL argument vector, program name first.
     ///
-    /// Generated: `-l`, `-m`, `--no-huge`, `--file-prefix`, one `-a PCI` per PCI port
+    /// Generated: `-l` (`--lcores` when the list places lcores on CPUs), `-m`, `--no-huge`, `--file-prefix`, one `-a PCI` per PCI port
     /// (or `--no-pci` when there is none and `args` allow-lists nothing), one
     /// `--vdev` per vdev port in port order, then `eal.vdevs`, then `eal.args`.
     pub fn eal_args(&self, program: &str) -> Vec<String> {

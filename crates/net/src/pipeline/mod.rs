@@ -199,16 +199,15 @@ impl Pipeline {
             let mut ipv4 = [0u8; CHUNK];
             let mut dsts = [0u32; CHUNK];
             let mut f = 0;
+            for pkt in p.iter() {
+                crate::prefetch::prefetch(pkt.data().as_ptr());
+            }
             if !fast_path {
-                for (i, pkt) in p.iter().enumerate() {
-                    crate::prefetch::prefetch(pkt.data().as_ptr());
-                    staged[i] = i as u8;
+                for (i, s) in staged[..p.len()].iter_mut().enumerate() {
+                    *s = i as u8;
                 }
                 m = p.len();
             } else {
-                for pkt in p.iter() {
-                    crate::prefetch::prefetch(pkt.data().as_ptr());
-                }
                 // Each fast path runs in a loop of its own (with both in one loop body the
                 // swap path spilled registers), first the one the burst's first packet
                 // takes: bursts are usually of one kind, and each packet then meets only
