@@ -34,6 +34,7 @@ pub const STARTUP_KEYS: &[&str] = &[
     "metrics_listen",
     "routes",
     "icmp_rate_limit",
+    "arp",
     "max_label_depth",
     "ttl_expiry_reply",
 ];
@@ -179,7 +180,9 @@ fn default_max_us() -> u32 {
     1000
 }
 
-/// Token bucket for the ICMP messages the router generates.
+/// Token buckets for the ICMP messages the router generates: one for errors (time
+/// exceeded, fragmentation needed), one for echo replies (`echo_per_second` and
+/// `echo_burst`, by default the same numbers as the errors').
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IcmpRateLimit {
@@ -187,6 +190,41 @@ pub struct IcmpRateLimit {
     pub per_second: u32,
     #[serde(default = "default_icmp_burst")]
     pub burst: u32,
+    #[serde(default)]
+    pub echo_per_second: Option<u32>,
+    #[serde(default)]
+    pub echo_burst: Option<u32>,
+}
+
+/// Neighbor learning (`arp:`): whether unsolicited ARP replies create entries (Linux's
+/// `arp_accept`), how long a learned entry is trusted before it is probed again, and
+/// how many learned entries there may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArpConfig {
+    #[serde(default)]
+    pub accept_unsolicited: bool,
+    #[serde(default = "default_reachable_ms")]
+    pub reachable_ms: u32,
+    #[serde(default = "default_max_entries")]
+    pub max_entries: u32,
+}
+
+fn default_reachable_ms() -> u32 {
+    30_000
+}
+fn default_max_entries() -> u32 {
+    4096
+}
+
+impl Default for ArpConfig {
+    fn default() -> Self {
+        ArpConfig {
+            accept_unsolicited: false,
+            reachable_ms: default_reachable_ms(),
+            max_entries: default_max_entries(),
+        }
+    }
 }
 
 fn default_icmp_rate() -> u32 {
@@ -201,6 +239,8 @@ impl Default for IcmpRateLimit {
         IcmpRateLimit {
             per_second: default_icmp_rate(),
             burst: default_icmp_burst(),
+            echo_per_second: None,
+            echo_burst: None,
         }
     }
 }
@@ -233,6 +273,7 @@ pub struct StartupConfig {
     /// Routes file, resolved against the config file's directory.
     pub routes: Option<PathBuf>,
     pub icmp_rate_limit: IcmpRateLimit,
+    pub arp: ArpConfig,
     pub max_label_depth: u8,
     pub ttl_expiry_reply: TtlExpiryReply,
 }
@@ -483,6 +524,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         metrics_listen: DEFAULT_METRICS_LISTEN.parse().expect("valid default"),
         routes: None,
         icmp_rate_limit: IcmpRateLimit::default(),
+        arp: ArpConfig::default(),
         max_label_depth: DEFAULT_MAX_LABEL_DEPTH,
         ttl_expiry_reply: TtlExpiryReply::default(),
     };
@@ -520,6 +562,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
                 })
             }
             "icmp_rate_limit" => cfg.icmp_rate_limit = d.value(v, &p).unwrap_or_default(),
+            "arp" => cfg.arp = d.value(v, &p).unwrap_or_default(),
             "max_label_depth" => depth = d.value::<Spanned<u8>>(v, &p),
             "ttl_expiry_reply" => cfg.ttl_expiry_reply = d.value(v, &p).unwrap_or_default(),
             _ => unreachable!("top_level filters keys"),
@@ -713,5 +756,38 @@ colour: red
         assert_eq!(parse_lcores("0-1@1"), None);
         assert_eq!(parse_lcores("2-1"), None);
         assert_eq!(parse_lcores("x"), None);
+    }
+
+    #[test]
+    fn arp_and_echo_limits() {
+        let c = parse(DEMO).unwrap();
+        assert_eq!(c.arp, ArpConfig::default());
+        assert!(!c.arp.accept_unsolicited);
+        assert_eq!((c.arp.reachable_ms, c.arp.max_entries), (30_000, 4096));
+        assert_eq!(c.icmp_rate_limit.echo_per_second, None);
+        let text = format!(
+            "{DEMO}arp: {{accept_unsolicited: true, max_entries: 10}}\n\
+             icmp_rate_limit: {{per_second: 5, echo_per_second: 7, echo_burst: 2}}\n"
+        );
+        let c = parse(&text).unwrap();
+        assert!(c.arp.accept_unsolicited);
+        assert_eq!((c.arp.reachable_ms, c.arp.max_entries), (30_000, 10));
+        let r = c.icmp_rate_limit;
+        assert_eq!((r.per_second, r.burst), (5, 100));
+        assert_eq!((r.echo_per_second, r.echo_burst), (Some(7), Some(2)));
+        let e = parse(&format!(
+            "{DEMO}arp: {{max_entries: 0, reachable_ms: 10}}\n"
+        ))
+        .unwrap_err();
+        let got: Vec<String> = e
+            .diagnostics()
+            .unwrap()
+            .0
+            .iter()
+            .map(|d| d.path.clone())
+            .collect();
+        assert_eq!(got, ["arp.max_entries", "arp.reachable_ms"]);
+        let e = parse(&format!("{DEMO}arp: {{accept: true}}\n")).unwrap_err();
+        assert!(e.to_string().contains("accept"), "{e}");
     }
 }

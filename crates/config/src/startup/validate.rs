@@ -25,6 +25,7 @@ pub(super) fn validate(
             );
         }
     }
+    validate_arp(d, cfg, root);
     if cfg.mempool.cache > 512 {
         let m = root
             .get("mempool")
@@ -290,6 +291,38 @@ pub(super) fn validate(
             if (t.value as usize) < workers.len() {
                 d.error(t.mark, &Path::Key(&Path::Index(&ports_p, port_idx[pid]), "tx_queues"), format!("{} TX queue(s) for {} workers", t.value, workers.len()), Some("every worker needs its own TX queue on every port; remove tx_queues for the default".into()));
             }
+        }
+    }
+}
+
+/// `arp:` must allow at least one learned neighbor and trust it for at least a second
+/// (a shorter time would probe every neighbor all the time).
+fn validate_arp(d: &Decoder, cfg: &StartupConfig, root: &Node) {
+    let checks = [
+        (
+            "max_entries",
+            cfg.arp.max_entries == 0,
+            "use at least 1 (the default is 4096)",
+        ),
+        (
+            "reachable_ms",
+            cfg.arp.reachable_ms < 1000,
+            "use at least 1000 (the default is 30000)",
+        ),
+    ];
+    for (key, bad, hint) in checks {
+        if bad {
+            let m = root
+                .get("arp")
+                .and_then(|n| n.get(key))
+                .map(|n| n.mark)
+                .unwrap_or_default();
+            d.error(
+                m,
+                &Path::Key(&Path::Key(&Path::Root, "arp"), key),
+                format!("arp.{key} is too small"),
+                Some(hint.into()),
+            );
         }
     }
 }
