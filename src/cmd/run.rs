@@ -133,6 +133,14 @@ pub fn run(a: RunArgs) -> Result<i32> {
             },
             rate_per_sec: cfg.icmp_rate_limit.per_second,
             burst: cfg.icmp_rate_limit.burst,
+            echo_rate_per_sec: cfg
+                .icmp_rate_limit
+                .echo_per_second
+                .unwrap_or(cfg.icmp_rate_limit.per_second),
+            echo_burst: cfg
+                .icmp_rate_limit
+                .echo_burst
+                .unwrap_or(cfg.icmp_rate_limit.burst),
             max_label_depth: cfg.max_label_depth as usize,
             ..IcmpConfig::default()
         },

@@ -44,6 +44,10 @@ pub struct IcmpConfig {
     pub rate_per_sec: u32,
     /// Largest burst per worker.
     pub burst: u32,
+    /// Echo replies per second (their own bucket; 0 disables them).
+    pub echo_rate_per_sec: u32,
+    /// Largest burst of echo replies.
+    pub echo_burst: u32,
     /// Deepest received label stack that is quoted.
     pub max_label_depth: usize,
 }
@@ -55,6 +59,8 @@ impl Default for IcmpConfig {
             ttl: 64,
             rate_per_sec: 1000,
             burst: 100,
+            echo_rate_per_sec: 1000,
+            echo_burst: 100,
             max_label_depth: DEFAULT_MAX_DEPTH,
         }
     }

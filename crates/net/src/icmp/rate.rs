@@ -26,20 +26,27 @@ impl TokenBucket {
     }
 
     /// Takes a token if one is available at time `now_ns` (any monotonic clock; a clock
-    /// going backwards just adds no credit).
+    /// going backwards just adds no credit). Call it once the message is certain to be
+    /// sent: a message suppressed for another reason must not cost a token.
     pub fn allow(&mut self, now_ns: u64) -> bool {
+        if self.peek(now_ns) {
+            self.credit -= NANOS;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether a token is available at `now_ns`, without taking it (so a flood can be
+    /// turned away before a reply is built).
+    pub fn peek(&mut self, now_ns: u64) -> bool {
         let elapsed = now_ns.saturating_sub(self.last_ns);
         self.last_ns = self.last_ns.max(now_ns);
         self.credit = self
             .credit
             .saturating_add(elapsed.saturating_mul(self.rate_per_sec))
             .min(self.capacity);
-        if self.rate_per_sec > 0 && self.credit >= NANOS {
-            self.credit -= NANOS;
-            true
-        } else {
-            false
-        }
+        self.rate_per_sec > 0 && self.credit >= NANOS
     }
 }
 
@@ -61,6 +68,14 @@ mod tests {
         assert_eq!((0..10).filter(|_| b.allow(t1)).count(), 3);
         // Time going backwards gives nothing.
         assert!(!b.allow(t0));
+    }
+
+    #[test]
+    fn peek_takes_nothing() {
+        let mut b = TokenBucket::new(1, 2);
+        assert!((0..10).all(|_| b.peek(0)));
+        assert!(b.allow(0) && b.allow(0));
+        assert!(!b.peek(0) && !b.allow(0));
     }
 
     #[test]
