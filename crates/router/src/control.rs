@@ -6,7 +6,6 @@
 //! counted. Every publish is a whole new snapshot (the data path never sees a
 //! half-built table); the old one is freed once every online reader has moved on.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,10 +13,12 @@ use std::time::{Duration, Instant, SystemTime};
 use config::routes::RouteSet;
 use config::startup::PortIface;
 use config::{ConfigError, ReloadOutcome, ReloadState};
-use net::fib::{Adjacency, Fib, FibDelta, Ipv4Route, NextHop, RouteTarget, TtlMode};
+use net::fib::{Fib, FibDelta};
 use net::rcu::Rcu;
 
+use crate::learned::Learned;
 use crate::metrics::ControlStats;
+use crate::slowpath::{SlowPathEvent, StaticNeighbors};
 
 /// How often the routes file's inode, mtime and size are checked: the fallback when
 /// inotify misses a change (see `watch`).
@@ -51,7 +52,8 @@ fn file_sig(path: &Path) -> Option<FileSig> {
 pub struct ControlPlane {
     reload: Option<ReloadState>,
     ports: Vec<PortIface>,
-    learned: BTreeMap<(u16, u32), [u8; 6]>,
+    learned: Learned,
+    statics: Arc<StaticNeighbors>,
     generation: u64,
     rcu: Arc<Rcu<Fib>>,
     stats: Arc<ControlStats>,
@@ -111,23 +113,23 @@ impl ControlPlane {
         let sig = reload.as_ref().and_then(|r| file_sig(r.path()));
         // The rcu is created by the caller from the returned table; a placeholder until then.
         let rcu = Arc::new(Rcu::new(Fib::empty(), 1));
-        Ok((
-            ControlPlane {
-                reload,
-                ports,
-                learned: BTreeMap::new(),
-                generation: 1,
-                rcu,
-                stats,
-                sig,
-                watched: false,
-                pending: None,
-                last_check: Instant::now(),
-                last_read: None,
-                missing_reported: false,
-            },
-            fib,
-        ))
+        let cp = ControlPlane {
+            reload,
+            ports,
+            learned: Learned::default(),
+            statics: Arc::default(),
+            generation: 1,
+            rcu,
+            stats,
+            sig,
+            watched: false,
+            pending: None,
+            last_check: Instant::now(),
+            last_read: None,
+            missing_reported: false,
+        };
+        cp.set_statics();
+        Ok((cp, fib))
     }
 
     /// Attaches the RCU the first table was published in.
@@ -269,90 +271,50 @@ impl ControlPlane {
         }
     }
 
-    /// A neighbor learned by ARP: republish with its MAC.
-    pub fn neighbor_learned(&mut self, port: u16, ip: u32, mac: [u8; 6]) {
-        if self.learned.get(&(port, ip)) == Some(&mac) {
-            return;
+    /// Neighbors the slow path learned or lost (a batch of its events): one new table
+    /// for all of them, or none when nothing changes.
+    pub fn slow_path_events(&mut self, events: impl IntoIterator<Item = SlowPathEvent>) {
+        let (mut delta, mut changed) = (None, false);
+        for ev in events {
+            let d = delta.get_or_insert_with(|| self.rcu.with_current(|f| f.derive()));
+            let r = match ev {
+                SlowPathEvent::NeighborLearned { port, ip, mac } => {
+                    let is_static = self.statics.contains(port, ip);
+                    self.learned
+                        .learn(d, &self.ports, is_static, (port, ip, mac))
+                }
+                SlowPathEvent::NeighborGone { port, ip } => self.learned.forget(d, port, ip),
+            };
+            match r {
+                Ok(true) => changed = true,
+                Ok(false) => {}
+                Err(e) => eprintln!("mplsrouter: could not apply {ev:?}: {e}"),
+            }
         }
-        self.learned.insert((port, ip), mac);
-        let mut delta = self.rcu.with_current(|f| f.derive());
-        if let Err(e) = self.learn_into(&mut delta, port, ip, mac) {
-            eprintln!(
-                "mplsrouter: could not add neighbor {}: {e}",
-                std::net::Ipv4Addr::from(ip)
-            );
-            return;
+        if let Some(d) = delta.filter(|_| changed) {
+            self.publish_delta(d);
         }
-        self.publish_delta(delta);
+    }
+
+    /// The routes file's neighbors, shared with the slow path.
+    pub fn static_neighbors(&self) -> Arc<StaticNeighbors> {
+        self.statics.clone()
+    }
+
+    fn set_statics(&self) {
+        let set = self.reload.as_ref().and_then(|r| r.current());
+        let entries = set.into_iter().flat_map(|s| &s.neighbors);
+        self.statics.set(entries.map(|n| ((n.port, n.ip), n.mac)));
     }
 
     /// Publishes a table from the reload state, with the neighbors learned so far.
     fn publish(&mut self, fib: Fib) -> Result<(), net::fib::FibError> {
+        self.set_statics();
         let mut delta = fib.derive();
-        let learned: Vec<_> = self
-            .learned
-            .iter()
-            .map(|(&(p, ip), &mac)| (p, ip, mac))
-            .collect();
-        for (port, ip, mac) in learned {
-            self.learn_into(&mut delta, port, ip, mac)?;
-        }
+        let statics = self.statics.clone();
+        self.learned
+            .reapply(&mut delta, &self.ports, |p, ip| statics.contains(p, ip))?;
         self.publish_delta(delta);
-        Ok(())
-    }
-
-    /// Gives every adjacency towards `ip` on `port` its MAC, and routes `ip/32` to the
-    /// neighbor unless the routes file routes that /32 itself (as the compiler does for
-    /// static neighbors).
-    fn learn_into(
-        &self,
-        delta: &mut FibDelta,
-        port: u16,
-        ip: u32,
-        mac: [u8; 6],
-    ) -> Result<(), net::fib::FibError> {
-        let updates: Vec<(u32, Adjacency)> = delta
-            .adjacencies()
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| {
-                a.port == port && a.neighbor == ip.to_be_bytes() && a.dst_mac != Some(mac)
-            })
-            .map(|(i, a)| (i as u32, a.with_dst_mac(mac)))
-            .collect();
-        for (id, adj) in updates {
-            delta.set_adjacency(id, adj)?;
-        }
-        let Some(iface) = self.ports.get(port as usize) else {
-            return Ok(());
-        };
-        let host = delta.ipv4_route(ip, 32);
-        let ours = match host.map(|r| r.target) {
-            None => true,
-            Some(RouteTarget::NextHop(NextHop::Adjacency(a))) => {
-                let a = &delta.adjacencies()[a as usize];
-                a.port == port && a.neighbor == ip.to_be_bytes() && a.labels().is_empty()
-            }
-            Some(_) => false,
-        };
-        if ours {
-            let adj = delta.intern_adjacency(Adjacency::new(
-                port,
-                iface.mtu,
-                ip.to_be_bytes(),
-                Some(mac),
-                iface.mac,
-                &[],
-            ));
-            delta.replace_ipv4_route(
-                ip,
-                32,
-                Ipv4Route {
-                    target: RouteTarget::NextHop(NextHop::Adjacency(adj)),
-                    ttl_mode: TtlMode::Uniform,
-                },
-            )?;
-        }
         Ok(())
     }
 

@@ -11,6 +11,7 @@ mod control;
 mod counters;
 mod error;
 mod forward;
+mod learned;
 pub mod metrics;
 mod report;
 mod runtime;

@@ -17,7 +17,7 @@ use crate::forward::PipelineForwarder;
 use crate::metrics::{ControlStats, MetricsServer, RouterCollector};
 use crate::report::Reporter;
 use crate::signals::SignalFlags;
-use crate::slowpath::{SlowPath, SlowPathEvent};
+use crate::slowpath::{ArpPolicy, SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, WorkerSpec};
 use crate::watch::{ControlInput, FileWatcher, SignalWaker};
 use crate::worker::{Injected, Punted, Worker};
@@ -240,6 +240,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         rcu: rcu.clone(),
         pipeline: Pipeline::new(routing.pipeline),
         icmp: routing.icmp,
+        arp: ArpPolicy::from_config(&routing.startup.arp),
+        statics: control.static_neighbors(),
         stats: control_stats.clone(),
         events: event_tx,
         stop: slow_stop.clone(),
@@ -337,9 +339,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
                 }
             }
             recv(events) -> ev => match ev {
-                Ok(SlowPathEvent::NeighborLearned { port, ip, mac }) => {
-                    control.neighbor_learned(port, ip, mac)
-                }
+                // One table for all the updates queued so far.
+                Ok(ev) => control.slow_path_events(std::iter::once(ev).chain(events.try_iter())),
                 Err(_) => events_closed = true,
             },
             default(wake.saturating_duration_since(now)) => {}

@@ -10,6 +10,7 @@ use prometheus::proto::{
 };
 
 use super::control::{ControlStats, IcmpKind};
+use super::slow::SlowDrop;
 use crate::counters::{WorkerCounters, WorkerTotals, BURST_BUCKETS};
 
 /// Version information exported as `mplsrouter_build_info`.
@@ -281,16 +282,40 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &[],
     ),
     (
+        "mplsrouter_arp_held_packets",
+        "Packets held while their next hop is being resolved.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
         "mplsrouter_slow_path_packets_total",
-        "Packets handled by the slow path.",
+        "Packets the slow path took from the punt queue.",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_slow_path_generated_total",
+        "Frames the slow path built (ARP, ICMP).",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_slow_path_handled_total",
+        "Punted packets the slow path consumed as intended (ARP read, ICMP answered).",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_slow_path_transmitted_total",
+        "Frames the slow path handed to a worker to transmit.",
         MetricType::COUNTER,
         &[],
     ),
     (
         "mplsrouter_slow_path_dropped_total",
-        "Packets the slow path dropped (unhandled, unroutable, unresolved).",
+        "Packets and frames the slow path dropped, by reason.",
         MetricType::COUNTER,
-        &[],
+        &["reason"],
     ),
     (
         "mplsrouter_slow_path_queue_drops_total",
@@ -497,20 +522,7 @@ impl RouterCollector {
         );
         out.push(g("mplsrouter_arp_entries", c.arp_entries.load(Relaxed)));
         out.push(g("mplsrouter_arp_pending", c.arp_pending.load(Relaxed)));
-        out.push(
-            self.fam("mplsrouter_slow_path_packets_total")
-                .counter(&[], c.slow_path_packets.load(Relaxed) as f64)
-                .f,
-        );
-        out.push(
-            self.fam("mplsrouter_slow_path_dropped_total")
-                .counter(
-                    &[],
-                    (c.slow_path_dropped.load(Relaxed) + c.slow_path_alloc_failures.load(Relaxed))
-                        as f64,
-                )
-                .f,
-        );
+        self.slow_path_families(out);
         out.push(
             self.fam("mplsrouter_slow_path_queue_drops_total")
                 .counter(
@@ -535,6 +547,29 @@ impl RouterCollector {
                 .counter(&[], c.icmp_rate_limited.load(Relaxed) as f64)
                 .f,
         );
+    }
+}
+
+impl RouterCollector {
+    fn slow_path_families(&self, out: &mut Vec<MetricFamily>) {
+        let s = &self.control.slow;
+        let c = |name: &str, v: &std::sync::atomic::AtomicU64| {
+            self.fam(name).counter(&[], v.load(Relaxed) as f64).f
+        };
+        out.push(
+            self.fam("mplsrouter_arp_held_packets")
+                .gauge(&[], s.held.load(Relaxed) as f64)
+                .f,
+        );
+        out.push(c("mplsrouter_slow_path_packets_total", &s.packets));
+        out.push(c("mplsrouter_slow_path_generated_total", &s.generated));
+        out.push(c("mplsrouter_slow_path_handled_total", &s.handled));
+        out.push(c("mplsrouter_slow_path_transmitted_total", &s.transmitted));
+        let mut f = self.fam("mplsrouter_slow_path_dropped_total");
+        for &r in SlowDrop::ALL {
+            f = f.counter(&[("reason", r.as_str())], s.dropped(r) as f64);
+        }
+        out.push(f.f);
     }
 }
 

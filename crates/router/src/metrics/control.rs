@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use net::fib::FibStats;
 use prometheus::{Histogram, HistogramOpts};
 
+use super::slow::SlowPathStats;
+
 /// ICMP messages the router generates, by type (the metric label values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IcmpKind {
@@ -47,12 +49,8 @@ pub struct ControlStats {
     pub reload_duration: Histogram,
     pub arp_entries: AtomicU64,
     pub arp_pending: AtomicU64,
-    /// Packets the slow path received, handled or not.
-    pub slow_path_packets: AtomicU64,
-    /// Packets the slow path dropped (unhandled kinds, unroutable replies, ARP give-ups).
-    pub slow_path_dropped: AtomicU64,
-    /// Reply frames not sent for lack of mbufs.
-    pub slow_path_alloc_failures: AtomicU64,
+    /// Where every mbuf of the slow path went.
+    pub slow: SlowPathStats,
     pub icmp_sent: [AtomicU64; 3],
     pub icmp_rate_limited: AtomicU64,
     /// Retired table snapshots not yet freed (waiting for workers to pass an epoch).
@@ -90,9 +88,7 @@ impl ControlStats {
             reload_duration,
             arp_entries: AtomicU64::new(0),
             arp_pending: AtomicU64::new(0),
-            slow_path_packets: AtomicU64::new(0),
-            slow_path_dropped: AtomicU64::new(0),
-            slow_path_alloc_failures: AtomicU64::new(0),
+            slow: SlowPathStats::default(),
             icmp_sent: [const { AtomicU64::new(0) }; 3],
             icmp_rate_limited: AtomicU64::new(0),
             rcu_pending: AtomicU64::new(0),

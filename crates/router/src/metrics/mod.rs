@@ -8,7 +8,9 @@
 mod collector;
 mod control;
 mod server;
+mod slow;
 
 pub use collector::{BuildInfo, RouterCollector};
 pub use control::{ControlStats, IcmpKind};
 pub use server::{render, Limits, MetricsError, MetricsServer};
+pub use slow::{SlowDrop, SlowPathStats};

@@ -6,9 +6,16 @@
 //! RCU reader (offline while it waits for work), allocates reply frames from the shared
 //! mempool, and sends what it generates through the same pipeline as forwarded traffic,
 //! so an ICMP reply to a labelled packet is label-switched like the packet was.
-//! It never blocks a worker: workers hand it packets over a bounded queue.
+//! It never blocks a worker: workers hand it packets over a bounded queue. Every mbuf it
+//! gets or makes is transmitted, held, consumed or dropped under a named reason
+//! ([`crate::metrics::SlowPathStats`]); neighbor updates for the control side are queued
+//! until the channel takes them, never dropped.
 
 mod arp;
+mod icmp;
+mod neighbors;
+mod pending;
+mod statics;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -18,20 +25,37 @@ use config::startup::PortIface;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use dpdk::{Mbuf, Mempool};
 use net::fib::Fib;
-use net::icmp::{self, IcmpConfig, TokenBucket, MAX_ERROR_FRAME};
+use net::icmp::{IcmpConfig, TokenBucket, MAX_ERROR_FRAME};
 use net::packet::PacketBuf;
 use net::pipeline::{Pipeline, PuntReason, Verdict};
 use net::rcu::{OfflineReader, Rcu};
+use net::wire::arp::OP_REQUEST;
 
-use crate::metrics::{ControlStats, IcmpKind};
+use crate::metrics::{ControlStats, SlowDrop, SlowPathStats};
 use crate::worker::{Injected, Punted};
-use arp::{ArpInput, Held, Resolver};
+pub use neighbors::ArpPolicy;
+use neighbors::{ArpIgnored, ArpSeen, Neighbors};
+use pending::{Hold, Pending};
+pub use statics::StaticNeighbors;
 
 /// What the slow path tells the control side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlowPathEvent {
-    /// A neighbor's MAC was learned by ARP: republish the table with it.
+    /// A neighbor's MAC was learned (or changed) by ARP: republish the table with it.
     NeighborLearned { port: u16, ip: u32, mac: [u8; 6] },
+    /// A learned neighbor aged out or was evicted: take its MAC out of the table.
+    NeighborGone { port: u16, ip: u32 },
+}
+
+impl ArpPolicy {
+    /// The policy of the startup config's `arp:` section.
+    pub fn from_config(c: &config::startup::ArpConfig) -> ArpPolicy {
+        ArpPolicy {
+            accept_unsolicited: c.accept_unsolicited,
+            reachable_ns: c.reachable_ms as u64 * 1_000_000,
+            max_entries: c.max_entries as usize,
+        }
+    }
 }
 
 /// Fixed setup of the slow path.
@@ -43,6 +67,9 @@ pub struct SlowPath {
     pub rcu: Arc<Rcu<Fib>>,
     pub pipeline: Pipeline,
     pub icmp: IcmpConfig,
+    pub arp: ArpPolicy,
+    /// The routes file's neighbors (ARP never changes them).
+    pub statics: Arc<StaticNeighbors>,
     pub stats: Arc<ControlStats>,
     pub events: Sender<SlowPathEvent>,
     pub stop: Arc<AtomicBool>,
@@ -76,10 +103,30 @@ fn ipv4_dst(frame: &[u8]) -> Option<u32> {
     ))
 }
 
+/// A packet waiting for a resolution, to be sent again through the pipeline.
+struct Held {
+    mbuf: Mbuf,
+    in_port: u16,
+}
+
+fn ignored_reason(why: ArpIgnored) -> SlowDrop {
+    match why {
+        ArpIgnored::InvalidSenderMac => SlowDrop::ArpInvalidSenderMac,
+        ArpIgnored::OwnAddress => SlowDrop::ArpOwnAddress,
+        ArpIgnored::OffLink => SlowDrop::ArpOffLink,
+        ArpIgnored::StaticNeighbor => SlowDrop::ArpStaticNeighbor,
+        ArpIgnored::Unsolicited => SlowDrop::ArpUnsolicited,
+        ArpIgnored::TableFull => SlowDrop::ArpTableFull,
+        ArpIgnored::Locked => SlowDrop::ArpLocked,
+    }
+}
+
 struct State {
     sp: SlowPath,
-    resolver: Resolver,
-    bucket: TokenBucket,
+    neighbors: Neighbors,
+    pending: Pending<Held>,
+    errors: TokenBucket,
+    echo: TokenBucket,
     start: Instant,
     scratch: Vec<u8>,
 }
@@ -89,149 +136,151 @@ impl State {
         self.start.elapsed().as_nanos() as u64
     }
 
+    fn stats(&self) -> &SlowPathStats {
+        &self.sp.stats.slow
+    }
+
+    /// Frees a punted or generated mbuf, counted under `why`.
+    fn discard(&self, m: Mbuf, why: SlowDrop) {
+        self.stats().drop(why, 1);
+        drop(m);
+    }
+
+    /// Allocates and transmits a frame the slow path built.
     fn send_frame(&mut self, port: u16, frame: &[u8]) {
+        self.stats().generated.fetch_add(1, Relaxed);
         match self.sp.pool.alloc_with(frame) {
             Some(m) => self.transmit(port, m),
-            None => {
-                self.sp.stats.slow_path_alloc_failures.fetch_add(1, Relaxed);
-            }
+            None => self.stats().drop(SlowDrop::NoMbuf, 1),
         }
     }
 
-    /// Sends an mbuf through the pipeline's decision (already made: `v`).
+    fn transmit(&mut self, port: u16, mbuf: Mbuf) {
+        match self.sp.inject.try_send(Injected { port, mbuf }) {
+            Ok(()) => {
+                self.stats().transmitted.fetch_add(1, Relaxed);
+            }
+            Err(e) => self.discard(e.into_inner().mbuf, SlowDrop::InjectFull),
+        }
+    }
+
+    /// Sends an mbuf the way the pipeline decided (`v`).
     fn route(&mut self, fib: &Fib, m: Mbuf, in_port: u16, v: Verdict) {
         match v {
             Verdict::Forward { port } => self.transmit(port, m),
             Verdict::SlowPath(PuntReason::ArpNeeded { adj }) => {
                 let a = fib.adjacency(adj);
-                let ip = u32::from_be_bytes(a.neighbor);
-                let port = a.port;
+                let (port, ip) = (a.port, u32::from_be_bytes(a.neighbor));
                 self.hold(port, ip, Held { mbuf: m, in_port });
             }
             Verdict::SlowPath(PuntReason::Glean { port }) => match ipv4_dst(m.data()) {
                 Some(ip) => self.hold(port, ip, Held { mbuf: m, in_port }),
-                None => drop(m),
+                None => self.discard(m, SlowDrop::GleanNoIpv4),
             },
-            _ => {
-                self.sp.stats.slow_path_dropped.fetch_add(1, Relaxed);
-                drop(m);
-            }
-        }
-    }
-
-    fn transmit(&mut self, port: u16, mbuf: Mbuf) {
-        if self.sp.inject.try_send(Injected { port, mbuf }).is_err() {
-            self.sp.stats.slow_path_dropped.fetch_add(1, Relaxed);
+            Verdict::Drop(_) => self.discard(m, SlowDrop::PipelineDrop),
+            Verdict::SlowPath(_) => self.discard(m, SlowDrop::PuntedAgain),
         }
     }
 
     fn hold(&mut self, port: u16, ip: u32, h: Held) {
-        let (ask, rejected) = self.resolver.hold(port, ip, h, Instant::now());
-        if rejected.is_some() {
-            self.sp.stats.slow_path_dropped.fetch_add(1, Relaxed);
+        if !self
+            .sp
+            .ports
+            .get(port as usize)
+            .is_some_and(|p| neighbors::arp_target_ok(p, ip))
+        {
+            return self.discard(h.mbuf, SlowDrop::ArpBroadcastTarget);
         }
-        if ask {
-            self.arp_request(port, ip);
+        let ask = match self.pending.hold(port, ip, h, self.now_ns()) {
+            Hold::Held { ask } => ask,
+            Hold::Full { h, ask } => {
+                self.discard(h.mbuf, SlowDrop::ArpHoldFull);
+                ask
+            }
+        };
+        // A learned address only waits for the table: no need to ask again.
+        if ask && self.neighbors.get(port, ip).is_none() {
+            self.arp_request(port, ip, [0xff; 6]);
         }
-        self.sp
-            .stats
-            .arp_pending
-            .store(self.resolver.pending_count() as u64, Relaxed);
+        self.gauges();
     }
 
-    fn arp_request(&mut self, port: u16, ip: u32) {
-        if let Some(p) = self.sp.ports.get(port as usize) {
-            if let Some(f) = arp::request(p, ip) {
-                self.send_frame(port, &f);
-            }
+    fn arp_request(&mut self, port: u16, ip: u32, dst_mac: [u8; 6]) {
+        if let Some(f) = self
+            .sp
+            .ports
+            .get(port as usize)
+            .and_then(|p| arp::request(p, ip, dst_mac))
+        {
+            self.send_frame(port, &f);
         }
     }
 
-    /// Builds and sends an ICMP message with `build`, rate limited.
-    fn icmp(
-        &mut self,
-        fib: &Fib,
-        in_port: u16,
-        kind: IcmpKind,
-        limited: bool,
-        build: impl FnOnce(&IcmpConfig, &Fib, &mut [u8]) -> Result<icmp::Reply, icmp::IcmpError>,
-    ) {
-        if limited && !self.bucket.allow(self.now_ns()) {
-            self.sp.stats.icmp_rate_limited.fetch_add(1, Relaxed);
-            return;
+    fn gauges(&self) {
+        let c = &self.sp.stats;
+        c.arp_entries.store(self.neighbors.len() as u64, Relaxed);
+        c.arp_pending
+            .store(self.pending.addresses() as u64, Relaxed);
+        c.slow.held.store(self.pending.held() as u64, Relaxed);
+    }
+
+    fn arp_input(&mut self, m: Mbuf, in_port: u16) {
+        if self.sp.ports.get(in_port as usize).is_none() {
+            return self.discard(m, SlowDrop::ArpUnknownPort);
         }
-        let mut out = std::mem::take(&mut self.scratch);
-        let r = build(&self.sp.icmp, fib, &mut out);
-        if let Ok(reply) = r {
-            if let Some(mut m) = self.sp.pool.alloc_with(&out[..reply.len]) {
-                let v = icmp::send(&self.sp.pipeline, fib, in_port, reply.via, &mut m);
-                if matches!(v, Verdict::Forward { .. }) {
-                    self.sp.stats.icmp(kind);
-                }
-                self.route(fib, m, in_port, v);
+        let Some(a) = arp::parse(m.data()) else {
+            return self.discard(m, SlowDrop::ArpMalformed);
+        };
+        let sender_ip = u32::from_be_bytes(a.sender_ip);
+        let seen = ArpSeen {
+            port: in_port,
+            request: a.operation == OP_REQUEST,
+            sender_ip,
+            sender_mac: a.sender_mac,
+            target_ip: u32::from_be_bytes(a.target_ip),
+            solicited: self.pending.contains(in_port, sender_ip),
+            static_mac: self.sp.statics.get(in_port, sender_ip),
+        };
+        let d = self.neighbors.input(&self.sp.ports, &seen, self.now_ns());
+        match d.ignored {
+            Some(why) => self.discard(m, ignored_reason(why)),
+            None => {
+                self.stats().handled.fetch_add(1, Relaxed);
+                drop(m);
             }
         }
-        self.scratch = out;
+        if d.reply {
+            let f = arp::reply(&self.sp.ports[in_port as usize], &a);
+            self.send_frame(in_port, &f);
+        }
+        self.neighbors.flush(&self.sp.events);
+        self.gauges();
     }
 
     fn handle(&mut self, fib: &Fib, p: Punted) {
-        self.sp.stats.slow_path_packets.fetch_add(1, Relaxed);
+        self.stats().packets.fetch_add(1, Relaxed);
         let Punted {
             mbuf,
             reason,
             in_port,
         } = p;
         match reason {
-            PuntReason::Arp => {
-                let Some(port) = self.sp.ports.get(in_port as usize).cloned() else {
-                    return;
-                };
-                let mut learned = None;
-                if let ArpInput::Reply(f) = self.resolver.input(&port, mbuf.data(), &mut learned) {
-                    self.send_frame(in_port, &f);
-                }
-                if let Some((ip, mac)) = learned {
-                    self.sp
-                        .stats
-                        .arp_entries
-                        .store(self.resolver.known_count() as u64, Relaxed);
-                    let _ = self.sp.events.try_send(SlowPathEvent::NeighborLearned {
-                        port: in_port,
-                        ip,
-                        mac,
-                    });
-                }
-            }
-            PuntReason::LocalDelivery => {
-                let data = mbuf.data().to_vec();
-                self.icmp(fib, in_port, IcmpKind::EchoReply, false, |cfg, _, out| {
-                    icmp::echo_reply(cfg, &data, out)
-                });
-            }
-            PuntReason::TtlExpired { in_port: ip } => {
-                let data = mbuf.data().to_vec();
-                self.icmp(fib, ip, IcmpKind::TimeExceeded, true, |cfg, fib, out| {
-                    icmp::time_exceeded(cfg, fib, ip, &data, out)
-                });
-            }
-            PuntReason::FragNeeded { in_port: ip, mtu } => {
-                let data = mbuf.data().to_vec();
-                self.icmp(fib, ip, IcmpKind::DestUnreachable, true, |cfg, fib, out| {
-                    icmp::frag_needed(cfg, fib, ip, &data, mtu, out)
-                });
-            }
+            PuntReason::Arp => self.arp_input(mbuf, in_port),
+            PuntReason::LocalDelivery => self.echo_reply(fib, mbuf, in_port),
+            PuntReason::TtlExpired { in_port } => self.time_exceeded(fib, mbuf, in_port),
+            PuntReason::FragNeeded { in_port, mtu } => self.frag_needed(fib, mbuf, in_port, mtu),
             PuntReason::ArpNeeded { .. } | PuntReason::Glean { .. } => {
                 self.route(fib, mbuf, in_port, Verdict::SlowPath(reason));
             }
             PuntReason::RouterAlert | PuntReason::IpOptions => {
-                self.sp.stats.slow_path_dropped.fetch_add(1, Relaxed);
+                self.discard(mbuf, SlowDrop::Unhandled)
             }
         }
     }
 
     /// Retries held packets against a new table.
     fn retry_held(&mut self, fib: &Fib) {
-        for h in self.resolver.take_all() {
+        for h in self.pending.take_all() {
             let Held { mut mbuf, in_port } = h;
             let mut v = [Verdict::Forward { port: 0 }];
             self.sp
@@ -239,17 +288,48 @@ impl State {
                 .process_burst(fib, in_port, std::slice::from_mut(&mut mbuf), &mut v);
             self.route(fib, mbuf, in_port, v[0]);
         }
-        self.sp
-            .stats
-            .arp_pending
-            .store(self.resolver.pending_count() as u64, Relaxed);
+        self.gauges();
+    }
+
+    /// Periodic work: gives up on old resolutions, asks again, probes and ages learned
+    /// neighbors, and hands queued updates to the control side.
+    fn tick(&mut self) {
+        let now = self.now_ns();
+        let neighbors = &self.neighbors;
+        let (dropped, ask) = self
+            .pending
+            .expire(now, |port, ip| neighbors.get(port, ip).is_some());
+        for h in dropped {
+            self.discard(h.mbuf, SlowDrop::ArpUnresolved);
+        }
+        for (port, ip) in ask {
+            self.arp_request(port, ip, [0xff; 6]);
+        }
+        for (port, ip, mac) in self.neighbors.age(now) {
+            self.arp_request(port, ip, mac);
+        }
+        self.neighbors.flush(&self.sp.events);
+        self.gauges();
+    }
+
+    /// Frees what is left at shutdown, counted.
+    fn shut_down(&mut self, rx: &Receiver<Punted>) {
+        for h in self.pending.take_all() {
+            self.discard(h.mbuf, SlowDrop::Shutdown);
+        }
+        for p in rx.try_iter() {
+            self.stats().packets.fetch_add(1, Relaxed);
+            self.discard(p.mbuf, SlowDrop::Shutdown);
+        }
+        self.gauges();
     }
 }
 
 impl SlowPath {
     /// Runs until `stop` is set. Packets left in the queue are freed on return.
     pub fn run(self, rx: Receiver<Punted>) {
-        let bucket = TokenBucket::new(self.icmp.rate_per_sec, self.icmp.burst);
+        let errors = TokenBucket::new(self.icmp.rate_per_sec, self.icmp.burst);
+        let echo = TokenBucket::new(self.icmp.echo_rate_per_sec, self.icmp.echo_burst);
         let mut reader: Option<OfflineReader<Fib>> = Some(
             self.rcu
                 .register()
@@ -257,9 +337,11 @@ impl SlowPath {
                 .offline(),
         );
         let mut st = State {
+            neighbors: Neighbors::new(self.arp),
             sp: self,
-            resolver: Resolver::default(),
-            bucket,
+            pending: Pending::default(),
+            errors,
+            echo,
             start: Instant::now(),
             scratch: vec![0u8; MAX_ERROR_FRAME.max(2048)],
         };
@@ -283,22 +365,10 @@ impl SlowPath {
                         st.handle(fib, p);
                     }
                 }
-                let (dropped, ask) = st.resolver.expire(Instant::now());
-                if !dropped.is_empty() {
-                    st.sp
-                        .stats
-                        .slow_path_dropped
-                        .fetch_add(dropped.len() as u64, Relaxed);
-                }
-                for (port, ip) in ask {
-                    st.arp_request(port, ip);
-                }
+                st.tick();
             }
             reader = Some(online.offline());
         }
-        drop(st.resolver.take_all());
-        for p in rx.try_iter() {
-            drop(p);
-        }
+        st.shut_down(&rx);
     }
 }

@@ -1,0 +1,102 @@
+//! The ICMP the slow path generates: echo replies and errors, each kind under its own
+//! token bucket (`icmp_rate_limit`: errors, and echo replies separately).
+//!
+//! Order matters: the reply is built first (a packet that must not draw a message, or
+//! is not an echo request, costs no token), then the bucket is asked, then an mbuf is
+//! allocated. The punted packet is consumed when a reply was built and allowed, else
+//! dropped under the reason that stopped it.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use dpdk::Mbuf;
+use net::fib::Fib;
+use net::icmp::{self, IcmpConfig, IcmpError, Reply};
+use net::packet::PacketBuf;
+use net::pipeline::Verdict;
+
+use super::State;
+use crate::metrics::{IcmpKind, SlowDrop};
+
+fn error_reason(e: IcmpError) -> SlowDrop {
+    match e {
+        IcmpError::NotIpv4 => SlowDrop::IcmpNotIpv4,
+        IcmpError::Suppressed(_) => SlowDrop::IcmpSuppressed,
+        IcmpError::NoSourceAddress(_) => SlowDrop::IcmpNoSource,
+        IcmpError::NotEchoRequest => SlowDrop::LocalUnhandled,
+        IcmpError::BufferTooSmall { .. } => SlowDrop::IcmpBuildFailed,
+    }
+}
+
+type Build<'a> = &'a dyn Fn(&IcmpConfig, &Fib, &[u8], &mut [u8]) -> Result<Reply, IcmpError>;
+
+impl State {
+    pub(super) fn echo_reply(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
+        self.icmp(
+            fib,
+            m,
+            in_port,
+            IcmpKind::EchoReply,
+            &|cfg, _, data, out| icmp::echo_reply(cfg, data, out),
+        );
+    }
+
+    pub(super) fn time_exceeded(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
+        self.icmp(
+            fib,
+            m,
+            in_port,
+            IcmpKind::TimeExceeded,
+            &|cfg, fib, data, out| icmp::time_exceeded(cfg, fib, in_port, data, out),
+        );
+    }
+
+    pub(super) fn frag_needed(&mut self, fib: &Fib, m: Mbuf, in_port: u16, mtu: u16) {
+        self.icmp(
+            fib,
+            m,
+            in_port,
+            IcmpKind::DestUnreachable,
+            &|cfg, fib, data, out| icmp::frag_needed(cfg, fib, in_port, data, mtu, out),
+        );
+    }
+
+    /// Answers the punted `m` with the message `build` writes, rate limited.
+    fn icmp(&mut self, fib: &Fib, m: Mbuf, in_port: u16, kind: IcmpKind, build: Build) {
+        let mut out = std::mem::take(&mut self.scratch);
+        let built = build(&self.sp.icmp, fib, m.data(), &mut out);
+        let now = self.now_ns();
+        let outcome = built.map_err(error_reason).and_then(|r| {
+            let bucket = match kind {
+                IcmpKind::EchoReply => &mut self.echo,
+                _ => &mut self.errors,
+            };
+            if bucket.allow(now) {
+                Ok(r)
+            } else {
+                self.sp.stats.icmp_rate_limited.fetch_add(1, Relaxed);
+                Err(SlowDrop::IcmpRateLimited)
+            }
+        });
+        match outcome {
+            Err(why) => self.discard(m, why),
+            Ok(reply) => {
+                self.stats().handled.fetch_add(1, Relaxed);
+                drop(m);
+                self.send_reply(fib, in_port, kind, reply, &out);
+            }
+        }
+        self.scratch = out;
+    }
+
+    fn send_reply(&mut self, fib: &Fib, in_port: u16, kind: IcmpKind, r: Reply, out: &[u8]) {
+        self.stats().generated.fetch_add(1, Relaxed);
+        let Some(mut g) = self.sp.pool.alloc_with(&out[..r.len]) else {
+            return self.stats().drop(SlowDrop::NoMbuf, 1);
+        };
+        let v = icmp::send(&self.sp.pipeline, fib, in_port, r.via, &mut g);
+        if matches!(v, Verdict::Forward { .. }) {
+            self.sp.stats.icmp(kind);
+        }
+        self.route(fib, g, in_port, v);
+    }
+}
