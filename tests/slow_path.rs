@@ -1,0 +1,245 @@
+//! The slow path through the real binary on net_pcap: hostile ARP (spoofed static
+//! neighbor, invalid sender MACs, the router's own address, unsolicited replies,
+//! off-link senders), neighbor ageing, the learned-table bound, no ARP for a subnet's
+//! broadcast or network address, echo replies under their own rate limit, ICMP tokens
+//! spent only on messages sent, and the slow path's accounting identity. The output
+//! pcap is decoded by tshark (an independent dissector).
+
+mod common;
+mod live;
+
+use std::time::{Duration, Instant};
+
+use common::{pcap_config, tshark, TempDir};
+use live::{samples, LiveRouter};
+use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+
+const ROUTES: &str = r#"
+neighbors:
+  - {ip: 10.0.0.2, mac: "02:00:00:00:00:02"}
+ipv4:
+  - {prefix: 192.0.2.0/24, via: 10.0.0.2}
+"#;
+
+const ROUTER: [u8; 6] = [2, 0, 0, 0, 0, 1];
+const EVIL: [u8; 6] = [2, 0x66, 0x66, 0x66, 0x66, 0x66];
+const BCAST: [u8; 6] = [0xff; 6];
+
+fn arp(op: u16, sha: [u8; 6], spa: [u8; 4], tpa: [u8; 4]) -> Vec<u8> {
+    let dst = if op == 1 { BCAST } else { ROUTER };
+    let mut f = Vec::with_capacity(60);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&[2, 0, 0, 0, 0, 0x99]);
+    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, op as u8]);
+    f.extend_from_slice(&sha);
+    f.extend_from_slice(&spa);
+    f.extend_from_slice(&[0; 6]);
+    f.extend_from_slice(&tpa);
+    f.resize(60, 0);
+    f
+}
+
+fn udp(dst: [u8; 4], ttl: u8, id: u16) -> Vec<u8> {
+    FrameSpec {
+        dst_mac: ROUTER,
+        src_mac: [2, 0, 0, 0, 0, 2],
+        dst_ip: dst,
+        ttl,
+        src_port: id,
+        ..FrameSpec::default()
+    }
+    .build()
+}
+
+/// A non-first fragment with TTL 1: expires, but draws no ICMP (RFC 1812 4.3.2.7).
+fn expiring_fragment(id: u16) -> Vec<u8> {
+    let mut f = udp([192, 0, 2, 9], 1, id);
+    f[20..22].copy_from_slice(&100u16.to_be_bytes()); // fragment offset 800 bytes
+    f[24..26].copy_from_slice(&[0, 0]);
+    let c = internet_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+fn echo_request(id: u16) -> Vec<u8> {
+    let mut f = udp([10, 0, 0, 1], 64, 0);
+    f[23] = 1; // ICMP
+    f[24..26].copy_from_slice(&[0, 0]);
+    let c = internet_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    let icmp = &mut f[34..];
+    icmp.fill(0x61);
+    icmp[..4].copy_from_slice(&[8, 0, 0, 0]);
+    icmp[4..6].copy_from_slice(&id.to_be_bytes());
+    icmp[6..8].copy_from_slice(&1u16.to_be_bytes());
+    let c = internet_checksum(icmp);
+    icmp[2..4].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+/// Sum of every series of `name` whose labels contain `labels`.
+fn sum(text: &str, name: &str, labels: &str) -> u64 {
+    samples(text)
+        .into_iter()
+        .filter(|(s, _)| s == name || s.starts_with(&format!("{name}{{")))
+        .filter(|(s, _)| s.contains(labels))
+        .map(|(_, v)| v as u64)
+        .sum()
+}
+
+/// The slow path's series (stable once it is idle; worker cycle counters never are).
+fn slow_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("mplsrouter_slow_path") || l.starts_with("mplsrouter_arp"))
+        .collect()
+}
+
+fn dropped(text: &str, reason: &str) -> u64 {
+    sum(
+        text,
+        "mplsrouter_slow_path_dropped_total",
+        &format!("reason=\"{reason}\""),
+    )
+}
+
+#[test]
+fn hostile_arp_ageing_rate_limits_and_accounting() {
+    let dir = TempDir::new("slowpath");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    let mut frames = vec![
+        // A spoofed reply for the static neighbor, then traffic through it.
+        arp(2, EVIL, [10, 0, 0, 2], [10, 0, 0, 1]),
+        udp([192, 0, 2, 5], 64, 7001),
+        // Invalid sender MACs.
+        arp(1, BCAST, [10, 0, 0, 50], [10, 0, 0, 1]),
+        arp(1, [1, 0, 0x5e, 0, 0, 1], [10, 0, 0, 51], [10, 0, 0, 1]),
+        arp(1, [0; 6], [10, 0, 0, 52], [10, 0, 0, 1]),
+        // The router's own address, as a reply and as a gratuitous request.
+        arp(2, EVIL, [10, 0, 0, 1], [10, 0, 0, 1]),
+        arp(1, EVIL, [10, 0, 1, 1], [10, 0, 0, 1]),
+        // Unsolicited reply, and a request from an off-link sender.
+        arp(2, [2, 0, 0, 0, 0, 0x3c], [10, 0, 0, 60], [10, 0, 0, 1]),
+        arp(1, [2, 0, 0, 0, 0, 0x3d], [192, 168, 9, 9], [10, 0, 0, 1]),
+        // A good request: answered and learned (then aged out: reachable_ms 1000).
+        arp(1, [2, 0, 0, 0, 0, 0x46], [10, 0, 0, 70], [10, 0, 0, 1]),
+        // A second one: answered, but the table holds one (max_entries 1).
+        arp(1, [2, 0, 0, 0, 0, 0x47], [10, 0, 0, 71], [10, 0, 0, 1]),
+        // Directed broadcast and network address of 10.0.0.0/24: no ARP for them.
+        udp([10, 0, 0, 255], 64, 7002),
+        udp([10, 0, 0, 0], 64, 7003),
+        // An on-link host nobody answers for: ARP, then given up after 3 s.
+        udp([10, 0, 0, 80], 64, 7004),
+    ];
+    frames.extend((0..10).map(expiring_fragment));
+    frames.extend((0..2).map(|i| udp([192, 0, 2, 9], 1, 7100 + i)));
+    frames.extend((0..50).map(echo_request));
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let extra = "arp: {reachable_ms: 1000, max_entries: 1}\n\
+                 icmp_rate_limit: {per_second: 1, burst: 2, echo_per_second: 1, echo_burst: 5}\n";
+    let cfg = pcap_config(&dir, extra);
+    let r = LiveRouter::start(&cfg, 30.0);
+
+    // Learned (generation 2), probed three times, gone (generation 3); the unanswered
+    // resolution given up.
+    let deadline = Instant::now() + Duration::from_secs(12);
+    let m = loop {
+        let m = r.scrape();
+        let done = sum(&m, "mplsrouter_fib_generation", "") >= 3
+            && sum(&m, "mplsrouter_arp_pending", "") == 0
+            && dropped(&m, "arp_unresolved") == 1;
+        if done && slow_lines(&m) == slow_lines(&r.scrape()) {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "did not settle:\n{m}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (status, out) = r.stop(Duration::from_secs(20));
+    assert!(status.success(), "{out}");
+
+    assert_eq!(
+        sum(&m, "mplsrouter_fib_generation", ""),
+        3,
+        "one table for the learned neighbor, one for its removal; none for spoofs"
+    );
+    assert_eq!(sum(&m, "mplsrouter_arp_entries", ""), 0, "aged out");
+    for (reason, n) in [
+        ("arp_static_neighbor", 1),
+        ("arp_invalid_sender_mac", 3),
+        ("arp_own_address", 2),
+        ("arp_unsolicited", 1),
+        ("arp_off_link", 1),
+        ("arp_table_full", 1),
+        ("arp_broadcast_target", 2),
+        ("arp_unresolved", 1),
+        ("icmp_suppressed", 10),
+    ] {
+        assert_eq!(dropped(&m, reason), n, "{reason}:\n{m}");
+    }
+    // Every mbuf the slow path got or made is accounted for.
+    let got = sum(&m, "mplsrouter_slow_path_packets_total", "")
+        + sum(&m, "mplsrouter_slow_path_generated_total", "");
+    let went = sum(&m, "mplsrouter_slow_path_handled_total", "")
+        + sum(&m, "mplsrouter_slow_path_transmitted_total", "")
+        + sum(&m, "mplsrouter_slow_path_dropped_total", "")
+        + sum(&m, "mplsrouter_arp_held_packets", "");
+    assert_eq!(got, went, "slow-path accounting:\n{m}");
+    assert_eq!(
+        sum(&m, "mplsrouter_slow_path_packets_total", ""),
+        sum(&m, "mplsrouter_worker_slow_path_packets_total", ""),
+        "every punted packet reached the slow path"
+    );
+
+    let dec = tshark(
+        &dir.path("in-out.pcap"),
+        &[
+            "eth.dst",
+            "arp.opcode",
+            "arp.dst.proto_ipv4",
+            "arp.dst.hw_mac",
+            "icmp.type",
+            "udp.srcport",
+        ],
+    );
+    let arp_to = |op: &str, ip: &str| {
+        dec.iter()
+            .filter(|d| d.get("arp.opcode") == op && d.get("arp.dst.proto_ipv4") == ip)
+            .collect::<Vec<_>>()
+    };
+    // Replies only to the two good requests (not to invalid MACs, spoofs, off-link).
+    let replies: Vec<&str> = dec
+        .iter()
+        .filter(|d| d.get("arp.opcode") == "2")
+        .map(|d| d.get("arp.dst.proto_ipv4"))
+        .collect();
+    assert_eq!(replies, ["10.0.0.70", "10.0.0.71"]);
+    let probes = arp_to("1", "10.0.0.70");
+    assert_eq!(probes.len(), 3, "three probes before removal: {probes:?}");
+    assert!(probes
+        .iter()
+        .all(|p| p.get("eth.dst") == "02:00:00:00:00:46"));
+    assert!(arp_to("1", "10.0.0.255").is_empty() && arp_to("1", "10.0.0.0").is_empty());
+    let asks = arp_to("1", "10.0.0.80");
+    assert!(
+        (5..=7).contains(&asks.len()),
+        "retried until given up: {asks:?}"
+    );
+    // Traffic through the static neighbor still goes to its MAC.
+    let fwd: Vec<_> = dec
+        .iter()
+        .filter(|d| d.get("udp.srcport") == "7001" && d.get("icmp.type").is_empty())
+        .collect();
+    assert_eq!(fwd.len(), 1, "{dec:?}");
+    assert_eq!(fwd[0].get("eth.dst"), "02:00:00:00:00:02");
+    let count = |t: &str| dec.iter().filter(|d| d.get("icmp.type") == t).count();
+    assert_eq!(count("11"), 2, "suppressed errors cost no token");
+    let echo = count("0");
+    assert!(
+        (5..=8).contains(&echo),
+        "{echo} echo replies to 50 requests"
+    );
+    assert_eq!(
+        dropped(&m, "icmp_rate_limited") as usize,
+        50 - echo,
+        "the rest counted"
+    );
+}
