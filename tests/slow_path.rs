@@ -107,8 +107,9 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
     let dir = TempDir::new("slowpath");
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let mut frames = vec![
-        // A spoofed reply for the static neighbor, then traffic through it.
+        // A spoofed reply and request for the static neighbor, then traffic through it.
         arp(2, EVIL, [10, 0, 0, 2], [10, 0, 0, 1]),
+        arp(1, EVIL, [10, 0, 0, 2], [10, 0, 0, 1]),
         udp([192, 0, 2, 5], 64, 7001),
         // Invalid sender MACs.
         arp(1, BCAST, [10, 0, 0, 50], [10, 0, 0, 1]),
@@ -163,7 +164,7 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
     );
     assert_eq!(sum(&m, "mplsrouter_arp_entries", ""), 0, "aged out");
     for (reason, n) in [
-        ("arp_static_neighbor", 1),
+        ("arp_static_neighbor", 2),
         ("arp_invalid_sender_mac", 3),
         ("arp_own_address", 2),
         ("arp_unsolicited", 1),
@@ -205,13 +206,14 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
             .filter(|d| d.get("arp.opcode") == op && d.get("arp.dst.proto_ipv4") == ip)
             .collect::<Vec<_>>()
     };
-    // Replies only to the two good requests (not to invalid MACs, spoofs, off-link).
+    // Replies to requests for the router's address only from valid on-link senders
+    // (answering the spoofer tells it nothing it may not know).
     let replies: Vec<&str> = dec
         .iter()
         .filter(|d| d.get("arp.opcode") == "2")
         .map(|d| d.get("arp.dst.proto_ipv4"))
         .collect();
-    assert_eq!(replies, ["10.0.0.70", "10.0.0.71"]);
+    assert_eq!(replies, ["10.0.0.2", "10.0.0.70", "10.0.0.71"]);
     let probes = arp_to("1", "10.0.0.70");
     assert_eq!(probes.len(), 3, "three probes before removal: {probes:?}");
     assert!(probes
