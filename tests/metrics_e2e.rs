@@ -102,7 +102,8 @@ fn promtool_check(text: &str) {
 }
 
 /// Upper bound on the series of each family, from its label names: `port` ranges over
-/// the ports, `worker` over the workers, `reason` over the pipeline's drop reasons.
+/// the ports, `worker` over the workers, `reason` over the pipeline's (or the slow
+/// path's) drop reasons.
 fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<String, usize>) {
     let reasons = net::pipeline::DropReason::ALL.len();
     let icmp_types = router::metrics::IcmpKind::ALL.len();
@@ -140,6 +141,9 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
             b *= match l.as_str() {
                 "port" => ports,
                 "worker" => workers,
+                "reason" if fam == "mplsrouter_slow_path_dropped_total" => {
+                    router::metrics::SlowDrop::COUNT
+                }
                 "reason" => reasons,
                 "result" => 2,
                 "type" => icmp_types,
