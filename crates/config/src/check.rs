@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::diag::{read_file, ConfigError, Diagnostic, Diagnostics};
+use crate::diag::{ConfigError, Diagnostic, Diagnostics};
+use crate::read::{self, Limit, DEFAULT_MAX_ROUTES_FILE_BYTES};
 use crate::routes::{self, RouteContext, RouteSet, TargetSpec, ROUTES_KEYS};
 use crate::startup::{StartupConfig, STARTUP_KEYS};
 use crate::yaml::{self, Node, NodeKind};
@@ -69,7 +70,8 @@ pub struct CheckSummary {
 /// Checks a file of either kind.
 pub fn check_file(path: &FsPath) -> Result<CheckSummary, ConfigError> {
     let start = Instant::now();
-    let text = read_file(path)?;
+    // The kind is known only once it is parsed: a routes file's default limit for both.
+    let text = read::read_file(path, Limit::routes(DEFAULT_MAX_ROUTES_FILE_BYTES))?;
     let root = yaml::parse(&text)
         .map_err(|e| ConfigError::Invalid(Diagnostics(vec![Diagnostic::from_syntax(path, e)])))?;
     let mut s = match detect_kind(&root) {
@@ -98,6 +100,14 @@ fn check_startup(path: &FsPath, root: &Node) -> Result<CheckSummary, ConfigError
                 path: "routes".into(),
                 message: e.to_string(),
                 hint: Some("the path is relative to this file's directory".into()),
+            }),
+            Err(ConfigError::Refused { path: rp, why }) => errors.0.push(Diagnostic {
+                file: path.to_path_buf(),
+                line: root.get("routes").map_or(1, |n| n.mark.line),
+                col: root.get("routes").map_or(1, |n| n.mark.col),
+                path: "routes".into(),
+                message: format!("cannot read {}: {why}", rp.display()),
+                hint: Some(why.hint()),
             }),
         }
     }

@@ -8,7 +8,8 @@ use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 use crate::de::DeError;
-use crate::yaml::{Mark, SyntaxError};
+use crate::read::Refusal;
+use crate::yaml::{Mark, SyntaxError, SyntaxKind};
 
 /// One problem in one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,13 +38,29 @@ impl Diagnostic {
     }
 
     pub(crate) fn from_syntax(file: &FsPath, e: SyntaxError) -> Diagnostic {
+        let (message, hint) = match e.kind {
+            SyntaxKind::Malformed => (
+                format!("malformed YAML: {}", e.message),
+                "check indentation, brackets and quotes around this position",
+            ),
+            SyntaxKind::TooDeep => (
+                e.message,
+                "a routes file nests 6 deep at most (ipv4 > item > nexthops > item > push); \
+                 this file is broken or hostile",
+            ),
+            SyntaxKind::TooManyAliases | SyntaxKind::AliasExpansion => (
+                e.message,
+                "aliases are expanded by copying; write the values out, or share next hops \
+                 with prefix_groups",
+            ),
+        };
         Diagnostic {
             file: file.to_path_buf(),
             line: e.mark.line,
             col: e.mark.col,
             path: String::new(),
-            message: format!("malformed YAML: {}", e.message),
-            hint: Some("check indentation, brackets and quotes around this position".into()),
+            message,
+            hint: Some(hint.into()),
         }
     }
 }
@@ -109,6 +126,9 @@ pub enum ConfigError {
         path: PathBuf,
         source: Arc<std::io::Error>,
     },
+    /// Not read at all: not a regular file, or over the size limit.
+    #[error("cannot read {}: {why}\n    help: {}", path.display(), why.hint())]
+    Refused { path: PathBuf, why: Refusal },
     #[error("{0}\n{n} error{s} found", n = .0.len(), s = if .0.len() == 1 { "" } else { "s" })]
     Invalid(Diagnostics),
 }
@@ -125,12 +145,7 @@ impl ConfigError {
     pub fn diagnostics(&self) -> Option<&Diagnostics> {
         match self {
             ConfigError::Invalid(d) => Some(d),
-            ConfigError::Io { .. } => None,
+            ConfigError::Io { .. } | ConfigError::Refused { .. } => None,
         }
     }
-}
-
-/// Reads a whole file, mapping the error to [`ConfigError::Io`].
-pub(crate) fn read_file(path: &FsPath) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))
 }

@@ -10,6 +10,9 @@
 //! - [`check::check_file`] + [`check::render`]: `mplsrouter check FILE`.
 //! - [`generate::fullview_routes`]: full-view routes files for scale tests.
 //!
+//! Files are read through [`read`]: only regular files, under a size limit, without
+//! blocking; YAML nesting and alias expansion are bounded in [`yaml`].
+//!
 //! Errors are [`diag::ConfigError`]; a validation failure holds every problem found, each
 //! with file, line, column, key path and a hint ([`diag::Diagnostic`]).
 //!
@@ -22,6 +25,7 @@ pub mod check;
 pub mod de;
 pub mod diag;
 pub mod generate;
+pub mod read;
 pub mod reload;
 pub mod routes;
 pub mod startup;

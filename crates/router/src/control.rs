@@ -19,15 +19,19 @@ use net::rcu::Rcu;
 use crate::learned::Learned;
 use crate::metrics::ControlStats;
 use crate::slowpath::{SlowPathEvent, StaticNeighbors};
+use crate::watch::WatchStatus;
 
 /// How often the routes file's inode, mtime and size are checked: the fallback when
 /// inotify misses a change (see `watch`).
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 
-/// How long a changed signature must hold before the periodic check reloads, while
-/// inotify watches the file: a writer that truncates the file and then stalls would
-/// otherwise have its empty or half-written file read.
-const SETTLE: Duration = Duration::from_millis(100);
+/// How long a changed signature must hold before the periodic check reloads a file that
+/// inotify does not cover (no inotify, or a symlink into a directory not watched): a
+/// writer that truncates the file and then stalls would otherwise have its empty or
+/// half-written file read. A writer that stalls longer than this mid-file can still have
+/// a prefix read there; where inotify covers the file, the periodic check never reads it
+/// (only the writer's close or rename does), so no stall is too long.
+pub const SETTLE: Duration = Duration::from_millis(1000);
 
 /// What identifies one version of a file: editors that save by rename change the inode,
 /// in-place writers change mtime or size.
@@ -58,10 +62,11 @@ pub struct ControlPlane {
     rcu: Arc<Rcu<Fib>>,
     stats: Arc<ControlStats>,
     sig: Option<FileSig>,
-    /// Set while inotify watches the file: the periodic check then waits until a new
-    /// signature has held for [`SETTLE`], so it does not read a file that is still
-    /// being written in place (the write's close event reloads it at once).
-    watched: bool,
+    /// What inotify covers. Where it covers the file, the periodic check leaves changes
+    /// to the close and rename events: a file a writer still holds open is never read.
+    watched: Option<WatchStatus>,
+    /// The last signature found covered by inotify (saves resolving the path each tick).
+    covered: Option<FileSig>,
     /// A new signature the periodic check saw, and since when, while it waits.
     pending: Option<(Option<FileSig>, Instant)>,
     last_check: Instant,
@@ -122,7 +127,8 @@ impl ControlPlane {
             rcu,
             stats,
             sig,
-            watched: false,
+            watched: None,
+            covered: None,
             pending: None,
             last_check: Instant::now(),
             last_read: None,
@@ -156,9 +162,24 @@ impl ControlPlane {
         self.check_file(force);
     }
 
-    /// Whether inotify watches the routes file (see `pending`).
-    pub fn set_watched(&mut self, watched: bool) {
+    /// What inotify watches (`None`: nothing, the periodic check alone finds changes).
+    pub fn set_watched(&mut self, watched: Option<WatchStatus>) {
         self.watched = watched;
+    }
+
+    /// Whether inotify reports the close and rename events of the file `path` names
+    /// now (resolving symlinks: a swap can move it to a directory not watched).
+    fn covered(&mut self, path: &Path, sig: Option<FileSig>) -> bool {
+        let Some(w) = self.watched.as_ref().filter(|w| w.alive()) else {
+            return false;
+        };
+        // The signature follows symlinks: a swap changes the inode, and is resolved anew.
+        if sig.is_some() && self.covered == sig {
+            return true;
+        }
+        let covered = std::fs::canonicalize(path).is_ok_and(|real| w.covers(&real));
+        self.covered = if covered { sig } else { None };
+        covered
     }
 
     /// The file watcher saw the routes file written, replaced or removed (the last time
@@ -200,7 +221,14 @@ impl ControlPlane {
                 return;
             }
         }
-        if !force && self.watched {
+        if !force && self.covered(&path, sig) {
+            // The writer's close (IN_CLOSE_WRITE) or rename (IN_MOVED_TO) reloads it;
+            // reading now could publish what a writer that still holds it has written
+            // so far.
+            self.pending = None;
+            return;
+        }
+        if !force {
             match self.pending {
                 Some((p, since)) if p == sig && since.elapsed() >= SETTLE => {}
                 Some((p, _)) if p == sig => return,
@@ -326,5 +354,90 @@ impl ControlPlane {
         self.generation = generation;
         self.rcu.publish(fib);
         self.rcu.reclaim();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::atomic::AtomicBool;
+
+    const ROUTES: &str = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\nipv4:\n";
+
+    fn routes(n: u32) -> String {
+        let mut s = ROUTES.to_string();
+        for i in 0..n {
+            s += &format!("  - {{prefix: 20.0.{i}.0/24, via: 10.0.1.2}}\n");
+        }
+        s
+    }
+
+    fn plane(path: &Path) -> ControlPlane {
+        let cfg = config::StartupConfig::parse(
+            Path::new("/x/r.yaml"),
+            "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  \
+             - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
+        )
+        .unwrap();
+        let ctx = config::RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8]);
+        let (mut c, fib) =
+            ControlPlane::load(Some(path.to_path_buf()), ctx, Arc::default()).unwrap();
+        c.attach(Arc::new(Rcu::new(fib, 1)));
+        c
+    }
+
+    /// The periodic check runs for `d`, as the control loop would run it.
+    fn poll_for(c: &mut ControlPlane, d: Duration) {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            c.poll(false);
+            std::thread::sleep(WATCH_INTERVAL);
+        }
+    }
+
+    fn routes_live(c: &ControlPlane) -> usize {
+        c.rcu.with_current(|f| f.stats().ipv4_routes)
+    }
+
+    #[test]
+    fn a_file_held_open_by_a_writer_is_not_read_where_inotify_covers_it() {
+        let dir = std::env::temp_dir().join(format!("control-held-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("routes.yaml");
+        std::fs::write(&path, routes(40)).unwrap();
+        let mut c = plane(&path);
+        let full = routes_live(&c);
+        let alive = Arc::new(AtomicBool::new(true));
+        let real_dir = std::fs::canonicalize(&dir).unwrap();
+        c.set_watched(Some(WatchStatus::new(vec![real_dir], alive.clone())));
+
+        // A writer truncates the file, writes a valid prefix and stalls, holding it open.
+        let text = routes(30);
+        let head = &text[..ROUTES.len() + 40];
+        let head = &head[..head.rfind('\n').unwrap() + 1];
+        let tail = &text[head.len()..];
+        let mut w = std::fs::File::create(&path).unwrap();
+        w.write_all(head.as_bytes()).unwrap();
+        // Far past the settle delay: nothing is read while the writer holds the file.
+        poll_for(&mut c, SETTLE + Duration::from_millis(300));
+        assert_eq!(c.generation, 1, "a half-written file was published");
+        assert_eq!(routes_live(&c), full);
+        w.write_all(tail.as_bytes()).unwrap();
+        drop(w);
+        // Its close event reloads the whole file.
+        c.routes_file_changed(Some(Instant::now()));
+        assert_eq!(c.generation, 2);
+        assert_eq!(routes_live(&c), full - 10);
+
+        // With the watch gone, the periodic check reads a change once it has settled.
+        alive.store(false, std::sync::atomic::Ordering::Relaxed);
+        std::fs::write(&path, routes(20)).unwrap();
+        poll_for(&mut c, SETTLE / 2);
+        assert_eq!(c.generation, 2, "read before the settle delay");
+        poll_for(&mut c, SETTLE);
+        assert_eq!(c.generation, 3);
+        assert_eq!(routes_live(&c), full - 20);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

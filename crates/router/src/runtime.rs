@@ -309,7 +309,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             })
             .ok()
     });
-    control.set_watched(watcher.is_some());
+    control.set_watched(watcher.as_ref().map(FileWatcher::status));
     let _waker = SignalWaker::start(input_tx.clone()).map_err(RouterError::Signal)?;
     let mut events = event_rx;
     let started = Instant::now();

@@ -5,16 +5,17 @@
 //!
 //! The routes file's directory is watched, not the file: editors that save by rename
 //! replace the file (its inode changes), and a watch on the old inode would see nothing.
-//! Only completed writes count: `IN_CLOSE_WRITE` (written in place) and `IN_MOVED_TO`
-//! (renamed over); each `write()` of a large file would otherwise trigger a reload of a
-//! half-written file. Deletion is reported too, so the control plane can say the file
-//! is gone. The control plane keeps its periodic check of the file's inode, mtime and
-//! size as a fallback: for writers that never close, symlink swaps in another
-//! directory, and file systems without inotify.
+//! When the path is a symlink to a file in another directory, that directory is watched
+//! too. Only completed writes count: `IN_CLOSE_WRITE` (written in place, reported when
+//! the writer closes it) and `IN_MOVED_TO` (renamed over), never `IN_MODIFY`: a file
+//! that a writer still holds open must not be read. Deletion is reported too, so the
+//! control plane can say the file is gone. [`WatchStatus`] tells the control plane which
+//! directories are covered and whether the watch still runs; it falls back to its
+//! periodic check of the file's inode, mtime and size where they are not.
 
 use std::ffi::OsString;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -39,11 +40,56 @@ fn offer(tx: &Sender<ControlInput>, input: ControlInput) -> bool {
     !matches!(tx.try_send(input), Err(TrySendError::Disconnected(_)))
 }
 
+/// What inotify covers, shared with the control plane.
+#[derive(Clone, Debug)]
+pub struct WatchStatus {
+    /// The watched directories, canonical: a routes file whose real directory is one of
+    /// these has its close and rename events reported.
+    pub dirs: Vec<PathBuf>,
+    /// False once the watch thread has stopped (read error, directory removed).
+    alive: Arc<AtomicBool>,
+}
+
+impl WatchStatus {
+    /// Whether the watch thread still runs.
+    pub fn alive(&self) -> bool {
+        self.alive.load(Ordering::Relaxed)
+    }
+
+    /// Whether the events of a file whose canonical path is `real` are reported.
+    pub fn covers(&self, real: &Path) -> bool {
+        self.alive()
+            && real
+                .parent()
+                .is_some_and(|d| self.dirs.iter().any(|w| w == d))
+    }
+
+    /// A status for tests: `dirs` are watched while `alive` holds.
+    #[cfg(test)]
+    pub fn new(dirs: Vec<PathBuf>, alive: Arc<AtomicBool>) -> WatchStatus {
+        WatchStatus { dirs, alive }
+    }
+}
+
+/// The directory and file name to watch for `path` (a relative path's directory is `.`).
+fn dir_and_name(path: &Path) -> io::Result<(PathBuf, OsString)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => ".".into(),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
+        .to_owned();
+    Ok((dir, name))
+}
+
 /// Watches the routes file's directory on a thread of its own; stopped on drop.
 pub struct FileWatcher {
     watches: Watches,
-    wd: WatchDescriptor,
+    wds: Vec<WatchDescriptor>,
     stop: Arc<AtomicBool>,
+    status: WatchStatus,
     /// When the last event of the file was read (after the write it reports): a reload
     /// that started later has seen that write. Kept here, not in the message, because
     /// wake-ups are dropped when the channel is full.
@@ -53,24 +99,36 @@ pub struct FileWatcher {
 
 impl FileWatcher {
     pub fn start(path: &Path, tx: Sender<ControlInput>) -> io::Result<FileWatcher> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => ".".into(),
-        };
-        let name: OsString = path
-            .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
-            .to_owned();
-        let mut inotify = Inotify::init()?;
+        let mut targets = vec![dir_and_name(path)?];
+        // A symlink to a file elsewhere: its writes happen in the target's directory.
+        if let Ok(real) = std::fs::canonicalize(path) {
+            let t = dir_and_name(&real)?;
+            if std::fs::canonicalize(&targets[0].0).ok().as_ref() != Some(&t.0) {
+                targets.push(t);
+            }
+        }
+        let inotify = Inotify::init()?;
         let mut watches = inotify.watches();
-        let wd = watches.add(
-            &dir,
-            WatchMask::CLOSE_WRITE
-                | WatchMask::MOVED_TO
-                | WatchMask::DELETE
-                | WatchMask::MOVED_FROM
-                | WatchMask::DELETE_SELF,
-        )?;
+        let mut names = Vec::new();
+        let mut dirs = Vec::new();
+        for (dir, name) in targets {
+            let wd = watches.add(
+                &dir,
+                WatchMask::CLOSE_WRITE
+                    | WatchMask::MOVED_TO
+                    | WatchMask::DELETE
+                    | WatchMask::MOVED_FROM
+                    | WatchMask::DELETE_SELF,
+            )?;
+            dirs.push(std::fs::canonicalize(&dir)?);
+            names.push((wd, name));
+        }
+        let alive = Arc::new(AtomicBool::new(true));
+        let status = WatchStatus {
+            dirs,
+            alive: alive.clone(),
+        };
+        let wds = names.iter().map(|(wd, _)| wd.clone()).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let last = Arc::new(Mutex::new(None));
@@ -78,6 +136,10 @@ impl FileWatcher {
         let thread = std::thread::Builder::new()
             .name("routes-watch".into())
             .spawn(move || {
+                // Whatever ends the thread, the control plane learns that the file is
+                // no longer watched and polls it.
+                let _alive = ClearOnDrop(alive);
+                let mut inotify = inotify;
                 let mut buf = [0u8; 4096];
                 loop {
                     let events = match inotify.read_events_blocking(&mut buf) {
@@ -92,7 +154,9 @@ impl FileWatcher {
                     let mut gone = false;
                     for ev in events {
                         changed |= ev.mask.contains(EventMask::Q_OVERFLOW)
-                            || ev.name == Some(name.as_os_str());
+                            || names
+                                .iter()
+                                .any(|(wd, n)| ev.wd == *wd && ev.name == Some(n.as_os_str()));
                         // The watch was removed: by `drop`, or the directory went away.
                         gone |= ev.mask.contains(EventMask::IGNORED);
                     }
@@ -116,11 +180,17 @@ impl FileWatcher {
             })?;
         Ok(FileWatcher {
             watches,
-            wd,
+            wds,
             stop,
+            status,
             last,
             thread: Some(thread),
         })
+    }
+
+    /// What this watch covers, for the control plane's periodic check.
+    pub fn status(&self) -> WatchStatus {
+        self.status.clone()
     }
 
     /// When the last event of the routes file was seen.
@@ -134,10 +204,21 @@ impl Drop for FileWatcher {
         self.stop.store(true, Ordering::SeqCst);
         // Removing the watch queues IN_IGNORED, which wakes the blocked read. If it
         // fails, the watch is already gone and so is the thread.
-        let _ = self.watches.remove(self.wd.clone());
+        for wd in self.wds.drain(..) {
+            let _ = self.watches.remove(wd);
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// Clears the flag when the watch thread ends, however it ends.
+struct ClearOnDrop(Arc<AtomicBool>);
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
     }
 }
 
@@ -230,5 +311,32 @@ mod tests {
         // Dropping stops the thread (the join in drop would hang otherwise).
         drop(w);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_symlinked_file_is_watched_in_its_own_directory_and_the_status_says_so() {
+        let base = std::env::temp_dir().join(format!("watch-link-{}", std::process::id()));
+        let (etc, srv) = (base.join("etc"), base.join("srv"));
+        std::fs::create_dir_all(&etc).unwrap();
+        std::fs::create_dir_all(&srv).unwrap();
+        let target = srv.join("table.yaml");
+        std::fs::write(&target, "a\n").unwrap();
+        let path = etc.join("routes.yaml");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let (tx, rx) = crossbeam_channel::bounded(16);
+        let w = FileWatcher::start(&path, tx).unwrap();
+        let st = w.status();
+        let real = std::fs::canonicalize(&path).unwrap();
+        assert!(st.covers(&real), "{st:?}");
+        assert!(!st.covers(&std::fs::canonicalize(&base).unwrap().join("x")));
+
+        // An in-place write of the target, in a directory the path does not name.
+        let t = Instant::now();
+        std::fs::write(&target, "b\n").unwrap();
+        expect_event(&rx, &w, t, "in-place write of the symlink's target");
+        drop(w);
+        assert!(!st.alive(), "a stopped watch covers nothing");
+        assert!(!st.covers(&real));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

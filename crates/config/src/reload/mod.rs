@@ -319,8 +319,8 @@ impl ReloadState {
         self.settle();
         let t = Instant::now();
         let old = self.current.as_ref().and(self.last_text.as_deref());
-        let found = source::read(&self.path, old, &mut self.scratch)
-            .map_err(|e| ConfigError::io(&self.path, e))?;
+        let limit = crate::read::Limit::routes(self.ctx.max_file_bytes);
+        let found = source::read(&self.path, old, &mut self.scratch, limit)?;
         let read = t.elapsed();
         let text = match found {
             Found::Same => {

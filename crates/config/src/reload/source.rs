@@ -15,8 +15,12 @@
 //! start and the end of the comparison, falls back to reading the whole file; a file
 //! that changes during that read gives some mix of versions, as any read would, and the
 //! change's own file event triggers another reload.
+//!
+//! The file is opened through [`crate::read::open`]: only a regular file, never blocking,
+//! and neither the comparison (bounded by the size at open) nor the whole read (bounded
+//! by `take`) reads past the routes file limit.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -24,6 +28,8 @@ use std::str::Utf8Error;
 
 use super::diff::{self, Hunk};
 use super::splice::{splice_runs, Run};
+use crate::diag::ConfigError;
+use crate::read::{self, Limit};
 
 /// Chunk size: small enough to stay in L2, big enough that syscalls do not matter.
 const CHUNK: usize = 256 * 1024;
@@ -133,21 +139,25 @@ pub(super) enum Found {
     Whole(String),
 }
 
-/// Reads `path`, comparing it with `old` when there is one; `scratch` is a reused buffer.
-pub(super) fn read(path: &Path, old: Option<&str>, scratch: &mut Vec<u8>) -> io::Result<Found> {
-    let mut f = File::open(path)?;
+/// Reads `path` (at most `limit`), comparing it with `old` when there is one; `scratch`
+/// is a reused buffer.
+pub(super) fn read(
+    path: &Path,
+    old: Option<&str>,
+    scratch: &mut Vec<u8>,
+    limit: Limit,
+) -> Result<Found, ConfigError> {
+    let (mut f, meta) = read::open(path, limit)?;
     if let Some(old) = old {
-        if let Some(r) = compare(&f, old, scratch)? {
+        // Invalid UTF-8 in the changed bytes: the whole read below reports where it is.
+        if let Ok(Some(r)) = compare(&f, &meta, old, scratch) {
             return Ok(r);
         }
     }
     // From the start: `compare` may have moved the file position.
-    f.seek(SeekFrom::Start(0))?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf)?;
-    String::from_utf8(buf)
-        .map(Found::Whole)
-        .map_err(|e| invalid_utf8(e.utf8_error()))
+    f.seek(SeekFrom::Start(0))
+        .map_err(|e| ConfigError::io(path, e))?;
+    read::read_rest(path, &f, meta.len(), limit).map(Found::Whole)
 }
 
 fn invalid_utf8(e: Utf8Error) -> io::Error {
@@ -156,10 +166,14 @@ fn invalid_utf8(e: Utf8Error) -> io::Error {
 
 /// `None`: the file changed while being read (shrank under a read, or its size or
 /// modification time moved): the caller reads it whole instead of stitching pieces of two
-/// versions together.
-fn compare(f: &File, old: &str, scratch: &mut Vec<u8>) -> io::Result<Option<Found>> {
+/// versions together. `before` is the file's metadata at open.
+fn compare(
+    f: &File,
+    before: &Metadata,
+    old: &str,
+    scratch: &mut Vec<u8>,
+) -> io::Result<Option<Found>> {
     let a = old.as_bytes();
-    let before = f.metadata()?;
     let n = usize::try_from(before.len()).unwrap_or(usize::MAX);
     scratch.resize(CHUNK, 0);
     let short = |r: io::Result<()>| match r {
@@ -274,7 +288,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("f");
         std::fs::write(&p, new).unwrap();
-        let r = read(&p, Some(old), &mut Vec::new()).unwrap();
+        let r = read(&p, Some(old), &mut Vec::new(), Limit::routes(1 << 30)).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         match r {
             Found::Same => None,
@@ -350,10 +364,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("f");
         std::fs::write(&p, b"a\n\xff\nc\n").unwrap();
-        let e = read(&p, Some("a\nb\nc\n"), &mut Vec::new()).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
-        let e = read(&p, None, &mut Vec::new()).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let lim = Limit::routes(1 << 20);
+        for old in [Some("a\nb\nc\n"), None] {
+            let e = read(&p, old, &mut Vec::new(), lim).unwrap_err();
+            let d = &e.diagnostics().expect("a positioned error").0[0];
+            assert_eq!((d.line, d.col), (2, 1), "{e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -38,6 +38,8 @@ pub struct RouteContext {
     /// are then not checked and the result cannot be compiled).
     pub ports: Option<Vec<PortIface>>,
     pub max_label_depth: u8,
+    /// Largest routes file read (`max_routes_file_bytes`).
+    pub max_file_bytes: u64,
 }
 
 impl RouteContext {
@@ -47,6 +49,7 @@ impl RouteContext {
         RouteContext {
             ports: Some(cfg.port_ifaces(mac)),
             max_label_depth: cfg.max_label_depth,
+            max_file_bytes: cfg.max_routes_file_bytes,
         }
     }
 
@@ -55,6 +58,7 @@ impl RouteContext {
         RouteContext {
             ports: None,
             max_label_depth: DEFAULT_MAX_LABEL_DEPTH,
+            max_file_bytes: crate::read::DEFAULT_MAX_ROUTES_FILE_BYTES,
         }
     }
 }
@@ -170,6 +174,6 @@ pub fn connected_only(ports: &[PortIface], generation: u64) -> Result<net::fib::
 
 /// Reads and validates a routes file.
 pub fn load_routes(path: &FsPath, ctx: &RouteContext) -> Result<RouteSet, ConfigError> {
-    let text = crate::diag::read_file(path)?;
+    let text = crate::read::read_file(path, crate::read::Limit::routes(ctx.max_file_bytes))?;
     parse_routes(path, &text, ctx)
 }

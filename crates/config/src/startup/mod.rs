@@ -19,7 +19,8 @@ use serde::Deserialize;
 mod validate;
 
 use crate::de::{Decoder, Path, Spanned};
-use crate::diag::{read_file, ConfigError, Diagnostic, Diagnostics};
+use crate::diag::{ConfigError, Diagnostic, Diagnostics};
+use crate::read::{self, DEFAULT_MAX_ROUTES_FILE_BYTES};
 use crate::types::{Cidr, MacAddr};
 use crate::yaml::{self, Node};
 
@@ -37,6 +38,7 @@ pub const STARTUP_KEYS: &[&str] = &[
     "arp",
     "max_label_depth",
     "ttl_expiry_reply",
+    "max_routes_file_bytes",
 ];
 
 /// EAL settings: convenience keys plus raw `args` appended last (they win).
@@ -276,6 +278,8 @@ pub struct StartupConfig {
     pub arp: ArpConfig,
     pub max_label_depth: u8,
     pub ttl_expiry_reply: TtlExpiryReply,
+    /// Largest routes file read, at startup, on reload and by `check` (bytes).
+    pub max_routes_file_bytes: u64,
 }
 
 /// A worker with its queues resolved to port ids.
@@ -304,7 +308,7 @@ pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
 impl StartupConfig {
     /// Reads, decodes and validates a startup config file.
     pub fn load(path: &FsPath) -> Result<StartupConfig, ConfigError> {
-        let text = read_file(path)?;
+        let text = read::read_file(path, read::Limit::STARTUP)?;
         StartupConfig::parse(path, &text)
     }
 
@@ -527,6 +531,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         arp: ArpConfig::default(),
         max_label_depth: DEFAULT_MAX_LABEL_DEPTH,
         ttl_expiry_reply: TtlExpiryReply::default(),
+        max_routes_file_bytes: DEFAULT_MAX_ROUTES_FILE_BYTES,
     };
     let mut seen_ports = false;
     // Source index of each decoded port/worker: bad elements are skipped, and messages
@@ -536,6 +541,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
     let mut burst = None;
     let mut depth = None;
     let mut listen = None;
+    let mut max_routes = None;
     for (key, v) in d.top_level(root, STARTUP_KEYS, "a startup config") {
         let p = Path::Key(&Path::Root, key);
         match key {
@@ -565,6 +571,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             "arp" => cfg.arp = d.value(v, &p).unwrap_or_default(),
             "max_label_depth" => depth = d.value::<Spanned<u8>>(v, &p),
             "ttl_expiry_reply" => cfg.ttl_expiry_reply = d.value(v, &p).unwrap_or_default(),
+            "max_routes_file_bytes" => max_routes = d.value::<Spanned<u64>>(v, &p),
             _ => unreachable!("top_level filters keys"),
         }
     }
@@ -598,6 +605,19 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             );
         }
         cfg.max_label_depth = m.value;
+    }
+    if let Some(m) = max_routes {
+        if m.value == 0 {
+            d.error(
+                m.mark,
+                &Path::Key(&Path::Root, "max_routes_file_bytes"),
+                "max_routes_file_bytes must be at least 1",
+                Some(format!(
+                    "the default is {DEFAULT_MAX_ROUTES_FILE_BYTES} (256 MiB; a full view is ~28 MB)"
+                )),
+            );
+        }
+        cfg.max_routes_file_bytes = m.value;
     }
     if let Some(l) = listen {
         match l.value.parse() {
