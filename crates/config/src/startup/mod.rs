@@ -260,6 +260,9 @@ pub const MAX_BURST: u16 = 512;
 pub const DEFAULT_MAX_LABEL_DEPTH: u8 = 16;
 pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
 
+/// DPDK's `RTE_PKTMBUF_HEADROOM` (the default build's 128 bytes).
+pub const MBUF_HEADROOM: u32 = 128;
+
 impl StartupConfig {
     /// Reads, decodes and validates a startup config file.
     pub fn load(path: &FsPath) -> Result<StartupConfig, ConfigError> {
@@ -339,6 +342,26 @@ impl StartupConfig {
         self.mempool
             .size
             .unwrap_or_else(|| (2 * self.mempool_needed() + 1).next_power_of_two() - 1)
+    }
+
+    /// Packet bytes one mbuf must hold so a frame of the largest port MTU fits in one
+    /// segment: the MTU plus Ethernet header, two VLAN tags and FCS, at least DPDK's
+    /// default 2048, rounded up to 1 KiB (MTU 1500: 2048; MTU 9000: 9216).
+    pub fn mbuf_data_size(&self) -> u32 {
+        let mtu = self.ports.iter().map(|p| p.mtu.value).max().unwrap_or(1500) as u32;
+        (mtu + 14 + 8 + 4).max(2048).next_multiple_of(1024)
+    }
+
+    /// The pool's data room per mbuf: [`StartupConfig::mbuf_data_size`] plus DPDK's
+    /// headroom (`RTE_PKTMBUF_HEADROOM`, 128), where labels are pushed.
+    pub fn mbuf_data_room(&self) -> u16 {
+        (MBUF_HEADROOM + self.mbuf_data_size()) as u16
+    }
+
+    /// Memory the packet pool takes: per mbuf its data room, the 128-byte `rte_mbuf` and
+    /// the mempool's 64-byte object header.
+    pub fn mempool_bytes(&self) -> u64 {
+        self.mempool_size() as u64 * (self.mbuf_data_room() as u64 + 128 + 64)
     }
 
     /// TX queues to configure on `port`: as written, or one per worker.
@@ -597,6 +620,24 @@ routes: routes/demo.yaml
 ";
 
     #[test]
+    fn the_mbuf_data_room_fits_a_frame_of_the_largest_mtu() {
+        let jumbo = DEMO.replace("    rx_queues: 2\n", "    rx_queues: 2\n    mtu: 9000\n");
+        let c = parse(&jumbo).unwrap();
+        assert_eq!(c.ports[1].mtu.value, 9000);
+        assert!(c.mbuf_data_size() >= 9000 + 14 + 4);
+        assert_eq!(c.mbuf_data_room(), 128 + 9216);
+        let per_mbuf = 128 + 9216 + 128 + 64;
+        assert_eq!(c.mempool_bytes(), c.mempool_size() as u64 * per_mbuf);
+        let max = DEMO.replace("    rx_queues: 2\n", "    rx_queues: 2\n    mtu: 9600\n");
+        let c = parse(&max).unwrap();
+        assert_eq!(
+            c.mbuf_data_room(),
+            128 + 10240,
+            "the largest accepted MTU fits a u16"
+        );
+    }
+
+    #[test]
     fn defaults_and_derived_values() {
         let c = parse(DEMO).unwrap();
         assert_eq!(c.burst_size, 32);
@@ -619,6 +660,11 @@ routes: routes/demo.yaml
         // 3 RX + 2 TX queues of 1024 descriptors, 2 lcores x (256 cache + 32 burst).
         assert_eq!(c.mempool_needed(), 5 * 1024 + 2 * 288);
         assert_eq!(c.mempool_size(), 16383);
+        assert_eq!(
+            c.mbuf_data_room(),
+            128 + 2048,
+            "MTU 1500 keeps DPDK's default"
+        );
         assert_eq!(c.ports[0].device_name(), "net_pcap0");
         let ifs = c.port_ifaces(|id| [0, 0, 0, 0, 0, id as u8 + 7]);
         assert_eq!(ifs[0].mac, [0, 0, 0, 0, 0, 7]);
