@@ -213,3 +213,7 @@ fn flush_all(tx: &mut [TxBuffer], c: &WorkerCounters) {
     c.tx_packets.store(sent, Ordering::Relaxed);
     c.tx_refused.store(refused, Ordering::Relaxed);
 }
+
+#[cfg(test)]
+#[path = "worker_tests.rs"]
+mod tests;
