@@ -319,10 +319,11 @@ fn start_ports(
             tx_queues: workers.len() as u16,
             rx_desc: p.rx_desc,
             tx_desc: p.tx_desc,
-            mtu: p.mtu,
+            mtu: None,
             promiscuous: true,
         };
         let mut port = Port::configure(id, &cfg, pool).map_err(err)?;
+        apply_mtu(&mut port, p).map_err(err)?;
         if let Some(mac) = p.mac {
             // Virtual PMDs (pcap, null) cannot change their MAC; the tables use the
             // configured one as source MAC either way, and vdev ports are promiscuous.
@@ -335,6 +336,26 @@ fn start_ports(
         ports.push(port);
     }
     Ok(ports)
+}
+
+/// Sets the configured MTU. A PMD without an MTU (pcap, null) keeps none; a virtual
+/// device refusing it (af_packet, whose interface MTU is set with `ip link`) is warned
+/// about; forwarding checks use the configured MTU either way.
+fn apply_mtu(port: &mut Port, p: &crate::spec::PortSpec) -> Result<(), dpdk::DpdkError> {
+    let Some(mtu) = p.mtu else { return Ok(()) };
+    match port.set_mtu(mtu) {
+        Err(e) if e.errno == libc::ENOTSUP => Ok(()),
+        Err(e) if p.vdev && e.errno == libc::EINVAL => {
+            eprintln!(
+                "mplsrouter: warning: port {:?}: {e}; the virtual device keeps the MTU of \
+                 what it wraps (af_packet: set the interface's MTU with `ip link`); \
+                 forwarding uses the configured MTU {mtu}",
+                p.name
+            );
+            Ok(())
+        }
+        r => r,
+    }
 }
 
 /// Step: every (port, queue) a worker polls exists.

@@ -18,6 +18,10 @@ pub struct PortSpec {
     pub mtu: Option<u16>,
     /// MAC address to set on the port (None: keep the device's).
     pub mac: Option<[u8; 6]>,
+    /// A virtual device (`--vdev`): its MTU belongs to what it wraps (af_packet: the
+    /// kernel interface), so a device refusing the configured MTU is a warning, not an
+    /// error.
+    pub vdev: bool,
 }
 
 /// One worker: the lcore it runs on and the (port index, queue) pairs it polls.

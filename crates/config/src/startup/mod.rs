@@ -345,11 +345,31 @@ impl StartupConfig {
     }
 
     /// Packet bytes one mbuf must hold so a frame of the largest port MTU fits in one
-    /// segment: the MTU plus Ethernet header, two VLAN tags and FCS, at least DPDK's
-    /// default 2048, rounded up to 1 KiB (MTU 1500: 2048; MTU 9000: 9216).
+    /// segment: the MTU plus Ethernet header, two VLAN tags and FCS, plus the 34 bytes
+    /// af_packet puts before a frame in its ring frames (which are this size too, see
+    /// [`StartupConfig::vdev_arg`]); at least DPDK's default 2048, rounded up to 1 KiB
+    /// (MTU 1500: 2048; MTU 9000: 9216).
     pub fn mbuf_data_size(&self) -> u32 {
         let mtu = self.ports.iter().map(|p| p.mtu.value).max().unwrap_or(1500) as u32;
-        (mtu + 14 + 8 + 4).max(2048).next_multiple_of(1024)
+        (mtu + 14 + 8 + 4 + 34).max(2048).next_multiple_of(1024)
+    }
+
+    /// A port's `--vdev` argument: as written, except that an af_packet device that names
+    /// no `framesz`, on a router whose largest MTU does not fit af_packet's default
+    /// 2048-byte ring frames (the kernel would cut jumbo frames short), gets ring frames
+    /// holding a whole frame: `framesz` is the mbuf data size (a ring frame's data then
+    /// fits one mbuf, as the PMD checks), `blocksz` the smallest multiple of both it and
+    /// the page size (the PMD addresses frames as if blocks were back to back).
+    pub fn vdev_arg(&self, vdev: &str) -> String {
+        let size = self.mbuf_data_size();
+        if !vdev.starts_with("net_af_packet") || size <= 2048 || vdev.contains("framesz=") {
+            return vdev.to_string();
+        }
+        let mut block = size;
+        while block % 4096 != 0 {
+            block += size;
+        }
+        format!("{vdev},framesz={size},blocksz={block}")
     }
 
     /// The pool's data room per mbuf: [`StartupConfig::mbuf_data_size`] plus DPDK's
@@ -436,7 +456,7 @@ impl StartupConfig {
         }
         for p in &self.ports {
             if let Some(v) = &p.vdev {
-                a.extend(["--vdev".into(), v.value.clone()]);
+                a.extend(["--vdev".into(), self.vdev_arg(&v.value)]);
             }
         }
         for v in &self.eal.vdevs {
@@ -635,6 +655,49 @@ routes: routes/demo.yaml
             128 + 10240,
             "the largest accepted MTU fits a u16"
         );
+    }
+
+    #[test]
+    fn af_packet_ports_get_ring_frames_for_a_jumbo_mtu() {
+        let with_mtu = |mtu: u32| {
+            parse(&DEMO.replace(
+                "    rx_queues: 2\n",
+                &format!("    rx_queues: 2\n    mtu: {mtu}\n"),
+            ))
+            .unwrap()
+        };
+        let c = with_mtu(9000);
+        assert_eq!(
+            c.vdev_arg("net_af_packet0,iface=veth0"),
+            "net_af_packet0,iface=veth0,framesz=9216,blocksz=36864"
+        );
+        let own = "net_af_packet0,iface=v,framesz=4096";
+        assert_eq!(c.vdev_arg(own), own, "the user's framesz is kept");
+        assert_eq!(c.vdev_arg("net_pcap0,rx_pcap=a"), "net_pcap0,rx_pcap=a");
+        // Room in a ring frame (framesz minus the kernel's 34-byte offset of the MAC
+        // header) for the largest frame, no more than an mbuf holds, and whole frames
+        // in page-sized blocks.
+        for mtu in [2100u32, 4000, 9000, 9190, 9600] {
+            let c = with_mtu(mtu);
+            let arg = c.vdev_arg("net_af_packet0,iface=v");
+            let field = |k: &str| -> u32 {
+                arg.split(k)
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            let (frame, block) = (field("framesz="), field("blocksz="));
+            assert!(frame - 34 >= mtu + 14 + 4, "{mtu}: {arg}");
+            assert!(frame - 32 <= c.mbuf_data_size(), "{mtu}: {arg}");
+            assert!(block % 4096 == 0 && block % frame == 0, "{mtu}: {arg}");
+        }
+        let c = parse(DEMO).unwrap();
+        let plain = "net_af_packet0,iface=v";
+        assert_eq!(c.vdev_arg(plain), plain, "MTU 1500: as written");
     }
 
     #[test]
