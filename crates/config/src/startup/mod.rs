@@ -366,7 +366,7 @@ impl StartupConfig {
             return vdev.to_string();
         }
         let mut block = size;
-        while block % 4096 != 0 {
+        while !block.is_multiple_of(4096) {
             block += size;
         }
         format!("{vdev},framesz={size},blocksz={block}")
@@ -693,7 +693,7 @@ routes: routes/demo.yaml
             let (frame, block) = (field("framesz="), field("blocksz="));
             assert!(frame - 34 >= mtu + 14 + 4, "{mtu}: {arg}");
             assert!(frame - 32 <= c.mbuf_data_size(), "{mtu}: {arg}");
-            assert!(block % 4096 == 0 && block % frame == 0, "{mtu}: {arg}");
+            assert!(block.is_multiple_of(4096) && block.is_multiple_of(frame), "{mtu}: {arg}");
         }
         let c = parse(DEMO).unwrap();
         let plain = "net_af_packet0,iface=v";
