@@ -56,8 +56,32 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("mplsrouter: error: {e:#}");
+            eprintln!("{}", error_text(&format!("{e:#}")));
             std::process::exit(1);
         }
+    }
+}
+
+/// The one line that reports a failed command: `mplsrouter: error: ...`, without a
+/// second "error:" when the message (e.g. config diagnostics) already starts with one.
+fn error_text(msg: &str) -> String {
+    let msg = msg.strip_prefix("error: ").unwrap_or(msg);
+    format!("mplsrouter: error: {msg}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[test]
+    fn error_is_said_once() {
+        assert_eq!(
+            error_text("error: a.yaml:1:1: bogus: unknown key"),
+            "mplsrouter: error: a.yaml:1:1: bogus: unknown key"
+        );
+        assert_eq!(
+            error_text("cannot read x"),
+            "mplsrouter: error: cannot read x"
+        );
     }
 }

@@ -9,7 +9,7 @@ use config::startup::TtlExpiryReply;
 use config::startup::{IdlePolicy as CfgIdle, StartupConfig};
 use net::icmp::{IcmpConfig, MplsReply};
 use net::pipeline::PipelineConfig;
-use router::{IdlePolicy, PortSpec, Routing, RuntimeSpec};
+use router::{IdlePolicy, PortSpec, Routing, RuntimeSpec, TestFault};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// Extra EAL --vdev devices (repeatable).
     #[arg(long)]
     pub vdev: Vec<String>,
-    /// EAL --file-prefix (default: from the config, else mplsrouter-<pid>).
+    /// EAL --file-prefix (default: from the config, else mplsrouter-<pid>; the router
+    /// removes its runtime directory, /var/run/dpdk/<prefix> as root, when it exits).
     #[arg(long)]
     pub file_prefix: Option<String>,
 }
@@ -84,6 +85,7 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
                 tx_desc: p.tx_desc.value,
                 mtu: Some(p.mtu.value),
                 mac: p.mac.map(|m| m.0),
+                vdev: p.vdev.is_some(),
             })
             .collect(),
         workers: cfg
@@ -101,11 +103,12 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
             CfgIdle::BusyPoll => IdlePolicy::BusyPoll,
             CfgIdle::Backoff {
                 after_empty_polls,
-                min_us: _,
+                min_us,
                 max_us,
             } => IdlePolicy::Backoff {
                 pause_after: after_empty_polls / 2,
                 sleep_after: after_empty_polls,
+                min_sleep: Duration::from_micros(min_us as u64),
                 max_sleep: Duration::from_micros(max_us as u64),
             },
         },
@@ -113,7 +116,22 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
         stats_interval: (a.stats_interval > 0.0).then(|| Duration::from_secs_f64(a.stats_interval)),
         metrics_listen: Some(cfg.metrics_listen),
         build: crate::build_info(),
+        mbuf_data_room: cfg.mbuf_data_room(),
+        test_fault: test_fault(),
     }
+}
+
+/// Test only: `MPLSROUTER_TEST_FAULT=worker-panic|slowpath-panic` makes that thread panic
+/// as it starts, so tests can check that a dying thread stops the router with an error.
+/// Read once, here; an unknown value is ignored with a warning.
+fn test_fault() -> Option<TestFault> {
+    let v = std::env::var("MPLSROUTER_TEST_FAULT").ok()?;
+    let f = TestFault::parse(&v);
+    match f {
+        Some(_) => eprintln!("mplsrouter: MPLSROUTER_TEST_FAULT={v}: injecting a test fault"),
+        None => eprintln!("mplsrouter: ignoring unknown MPLSROUTER_TEST_FAULT={v}"),
+    }
+    f
 }
 
 pub fn run(a: RunArgs) -> Result<i32> {

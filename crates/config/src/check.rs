@@ -51,6 +51,10 @@ pub struct CheckSummary {
     pub eal_args: Vec<String>,
     /// Mbufs in the packet pool (0 for a routes file).
     pub mempool_size: u32,
+    /// Data room per mbuf, headroom included (sized for the largest port MTU).
+    pub mbuf_data_room: u32,
+    /// Memory the packet pool takes, bytes.
+    pub mempool_bytes: u64,
     /// Routes written in the routes file.
     pub ipv4_routes: usize,
     pub labels: usize,
@@ -138,6 +142,8 @@ fn check_startup(path: &FsPath, root: &Node) -> Result<CheckSummary, ConfigError
     s.workers = cfg.workers().len();
     s.eal_args = cfg.eal_args("mplsrouter");
     s.mempool_size = cfg.mempool_size();
+    s.mbuf_data_room = cfg.mbuf_data_room() as u32;
+    s.mempool_bytes = cfg.mempool_bytes();
     Ok(s)
 }
 
@@ -173,6 +179,8 @@ fn summary(
         workers: 0,
         eal_args: Vec::new(),
         mempool_size: 0,
+        mbuf_data_room: 0,
+        mempool_bytes: 0,
         ipv4_routes: set.ipv4.len(),
         labels: set.labels.len(),
         neighbors: set.neighbors.len(),
@@ -201,7 +209,13 @@ pub fn render(result: &Result<CheckSummary, ConfigError>) -> (String, i32) {
             if s.kind == FileKind::Startup {
                 let _ = writeln!(o, "  ports:            {}", s.ports);
                 let _ = writeln!(o, "  workers:          {}", s.workers);
-                let _ = writeln!(o, "  mempool:          {} mbufs", s.mempool_size);
+                let _ = writeln!(
+                    o,
+                    "  mempool:          {} mbufs of {} bytes (data room for the largest MTU), {}",
+                    s.mempool_size,
+                    s.mbuf_data_room,
+                    human_bytes(s.mempool_bytes as usize)
+                );
                 let _ = writeln!(o, "  eal args:         {}", s.eal_args[1..].join(" "));
                 match &s.routes_file {
                     Some(r) => {

@@ -54,6 +54,8 @@ uint16_t shim_rte_mbuf_refcnt_update(struct rte_mbuf *m, int16_t value)
 
 int shim_rte_pktmbuf_is_contiguous(const struct rte_mbuf *m) { return rte_pktmbuf_is_contiguous(m); }
 
+int shim_rte_pktmbuf_chain(struct rte_mbuf *head, struct rte_mbuf *tail) { return rte_pktmbuf_chain(head, tail); }
+
 unsigned int shim_rte_lcore_id(void) { return rte_lcore_id(); }
 
 uint64_t shim_rte_rdtsc(void) { return rte_rdtsc(); }

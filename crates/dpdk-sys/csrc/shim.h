@@ -52,6 +52,7 @@ uint16_t shim_rte_pktmbuf_data_len(const struct rte_mbuf *m);
 uint16_t shim_rte_mbuf_refcnt_read(const struct rte_mbuf *m);
 uint16_t shim_rte_mbuf_refcnt_update(struct rte_mbuf *m, int16_t value);
 int shim_rte_pktmbuf_is_contiguous(const struct rte_mbuf *m);
+int shim_rte_pktmbuf_chain(struct rte_mbuf *head, struct rte_mbuf *tail);
 
 /* lcore, time, CPU */
 unsigned int shim_rte_lcore_id(void);

@@ -1,4 +1,10 @@
 //! The Environment Abstraction Layer: initialised once per process.
+//!
+//! The EAL keeps per-process runtime files in a directory named after `--file-prefix`
+//! (`/var/run/dpdk/<prefix>` as root). A primary process removes that directory when the
+//! [`Eal`] is dropped, so runs with a per-process prefix do not leave one behind each.
+//! A failed init that DPDK reports without a reason (`rte_errno` 0) is diagnosed here:
+//! the usual cause is another primary process holding the prefix's config lock.
 
 use std::ffi::CString;
 use std::os::raw::c_char;
@@ -42,7 +48,12 @@ impl Eal {
         let ret = unsafe { dpdk_sys::rte_eal_init((argv.len() - 1) as i32, argv.as_mut_ptr()) };
         if ret < 0 {
             INITIALISED.store(false, Ordering::SeqCst);
-            return Err(DpdkError::last("rte_eal_init"));
+            let e = DpdkError::last("rte_eal_init");
+            return Err(if e.errno == 0 {
+                crate::prefix::diagnose_silent_failure(args)
+            } else {
+                e
+            });
         }
         std::mem::forget(cargs);
         std::mem::forget(argv);
@@ -96,10 +107,21 @@ impl Eal {
 
 impl Drop for Eal {
     fn drop(&mut self) {
+        // SAFETY: reads EAL state after init.
+        let primary = unsafe { dpdk_sys::rte_eal_process_type() } == dpdk_sys::RTE_PROC_PRIMARY;
+        // SAFETY: returns a pointer to the EAL's NUL-terminated runtime dir path; copied at once.
+        let dir = unsafe { std::ffi::CStr::from_ptr(dpdk_sys::rte_eal_get_runtime_dir()) }
+            .to_string_lossy()
+            .into_owned();
         // SAFETY: all ports and lcores are stopped by their owners before the Eal is
         // dropped (the runtime owns the Eal last); cleanup releases hugepage files.
         unsafe {
             dpdk_sys::rte_eal_cleanup();
+        }
+        if primary && !dir.is_empty() {
+            // Secondary processes cannot outlive a useful primary anyway; without this,
+            // every run with a fresh prefix leaves a directory behind.
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }

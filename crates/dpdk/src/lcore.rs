@@ -70,7 +70,8 @@ where
     Ok(LcoreHandle { lcore, out })
 }
 
-fn panic_message(p: &(dyn Any + Send)) -> String {
+/// The text of a panic payload (`&str` or `String`; others are named as such).
+pub fn panic_message(p: &(dyn Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = p.downcast_ref::<String>() {
@@ -84,6 +85,12 @@ impl<T> LcoreHandle<T> {
     /// The lcore it runs on.
     pub fn lcore(&self) -> u32 {
         self.lcore
+    }
+
+    /// True once the closure has returned or panicked (without waiting). The control side
+    /// polls this to notice a worker that died while it should still be running.
+    pub fn is_finished(&self) -> bool {
+        self.out.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
     /// Waits for the closure to finish and returns its value.

@@ -16,6 +16,7 @@ mod lpm;
 mod mbuf;
 mod mempool;
 mod port;
+mod prefix;
 mod tx;
 
 pub use eal::Eal;

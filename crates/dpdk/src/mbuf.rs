@@ -8,7 +8,9 @@ use net::packet::PacketBuf;
 /// Largest burst handled in one call.
 pub const BURST_MAX: usize = 64;
 
-/// An owned, single-segment packet mbuf. Dropping it returns it to its pool.
+/// An owned packet mbuf. Dropping it returns it (and any segments chained to it) to its
+/// pool. The byte views ([`PacketBuf`]) cover the first segment only: RX takes chains out
+/// of a burst ([`Burst::take_chained`]) before anything reads them as one buffer.
 #[repr(transparent)]
 #[derive(Debug)]
 pub struct Mbuf {
@@ -53,6 +55,32 @@ impl Mbuf {
     #[inline]
     pub fn port(&self) -> u16 {
         self.m().port
+    }
+
+    /// Number of segments (1 for a contiguous packet).
+    #[inline]
+    pub fn nb_segs(&self) -> u16 {
+        self.m().nb_segs
+    }
+
+    /// Length of the whole packet, all segments.
+    #[inline]
+    pub fn pkt_len(&self) -> u32 {
+        self.m().pkt_len
+    }
+
+    /// Chains `tail` after this packet's last segment (`rte_pktmbuf_chain`); gives both
+    /// back when the chain would have too many segments.
+    pub fn chain(self, tail: Mbuf) -> Result<Mbuf, (Mbuf, Mbuf)> {
+        // SAFETY: both are valid owned mbufs; on success `tail` is owned by the chain (freed
+        // with it), on failure nothing changed.
+        let ret = unsafe { dpdk_sys::shim_rte_pktmbuf_chain(self.raw.as_ptr(), tail.raw.as_ptr()) };
+        if ret == 0 {
+            std::mem::forget(tail);
+            Ok(self)
+        } else {
+            Err((self, tail))
+        }
     }
 
     /// Appends `n` bytes at the tail (unspecified contents); false if no tailroom.
@@ -220,6 +248,34 @@ impl Burst {
         self.len = 0;
         // SAFETY: the first n entries were initialised and are read exactly once.
         (0..n).map(move |i| unsafe { self.mbufs[i].assume_init_read() })
+    }
+
+    /// Moves every multi-segment mbuf into `out` (freeing it at once when `out` is full),
+    /// keeping the others in order; returns how many were taken out. One pass of loads
+    /// when there is none, which is the rule.
+    #[inline]
+    pub fn take_chained(&mut self, out: &mut Burst) -> usize {
+        if self.as_slice().iter().all(|m| m.nb_segs() <= 1) {
+            return 0;
+        }
+        let n = self.len;
+        self.len = 0;
+        let mut taken = 0;
+        for i in 0..n {
+            // SAFETY: slot i < n is initialised and read exactly once; slots below
+            // self.len <= i are rewritten only after their mbuf was read.
+            let m = unsafe { self.mbufs[i].assume_init_read() };
+            if m.nb_segs() > 1 {
+                taken += 1;
+                if let Err(m) = out.push(m) {
+                    drop(m);
+                }
+            } else {
+                self.mbufs[self.len].write(m);
+                self.len += 1;
+            }
+        }
+        taken
     }
 
     /// Frees every mbuf with one bulk call.

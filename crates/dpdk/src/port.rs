@@ -137,21 +137,29 @@ impl Port {
                 dpdk_sys::rte_eth_tx_queue_setup(id, q, tx_desc, socket, std::ptr::null())
             })?;
         }
-        if let Some(mtu) = cfg.mtu {
-            // SAFETY: plain call; virtual PMDs may not support it, which is not fatal.
-            let ret = unsafe { dpdk_sys::rte_eth_dev_set_mtu(id, mtu) };
-            if ret < 0 && ret != -(libc::ENOTSUP) {
-                return Err(DpdkError::from_errno(
-                    format!("port {id}: set MTU {mtu}"),
-                    ret,
-                ));
-            }
-        }
-        Ok(Port {
+        let mut port = Port {
             id,
             cfg: cfg.clone(),
             started: false,
-        })
+        };
+        if let Some(mtu) = cfg.mtu {
+            // Virtual PMDs may not support it, which is not fatal.
+            match port.set_mtu(mtu) {
+                Err(e) if e.errno == libc::ENOTSUP => {}
+                r => r?,
+            }
+        }
+        Ok(port)
+    }
+
+    /// Sets the L3 MTU (`rte_eth_dev_set_mtu`). ENOTSUP: the PMD has no MTU; EINVAL: out
+    /// of the range the device reports (af_packet reports a 1518-byte maximum frame
+    /// whatever its interface's MTU).
+    pub fn set_mtu(&mut self, mtu: u16) -> Result<()> {
+        // SAFETY: plain call on a configured port.
+        let ret = unsafe { dpdk_sys::rte_eth_dev_set_mtu(self.id, mtu) };
+        check(&format!("port {}: set MTU {mtu}", self.id), ret)?;
+        Ok(())
     }
 
     /// The port id.

@@ -6,8 +6,59 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Room for the pipeline's drop reasons (indexed by the reason's discriminant).
+use net::pipeline::DropReason;
+
+/// Room for the drop reasons: the pipeline's ([`DropReason`], by index) then the
+/// runtime's own ([`RuntimeDrop`]).
 pub const MAX_DROP_REASONS: usize = 32;
+
+/// Drops the worker decides itself, outside the pipeline. Counted in the same per-reason
+/// array, after the pipeline's reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeDrop {
+    /// The pipeline chose an egress port index that has no TX queue here.
+    UnknownEgressPort,
+    /// The slow path asked to send a frame on a port index that does not exist.
+    InjectUnknownPort,
+    /// A received mbuf chained over several segments: the pipeline reads one segment,
+    /// so chains never reach it (the mempool's data room is sized for the largest MTU).
+    MultiSegment,
+}
+
+impl RuntimeDrop {
+    /// Every runtime reason, in counter-index order.
+    pub const ALL: [RuntimeDrop; 3] = [
+        RuntimeDrop::UnknownEgressPort,
+        RuntimeDrop::InjectUnknownPort,
+        RuntimeDrop::MultiSegment,
+    ];
+
+    /// The stable snake_case name (a metric label value).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RuntimeDrop::UnknownEgressPort => "unknown_egress_port",
+            RuntimeDrop::InjectUnknownPort => "inject_unknown_port",
+            RuntimeDrop::MultiSegment => "multi_segment",
+        }
+    }
+
+    /// Position in the per-reason counter array.
+    pub const fn index(self) -> usize {
+        DropReason::COUNT + self as usize
+    }
+}
+
+const _: () = assert!(DropReason::COUNT + RuntimeDrop::ALL.len() <= MAX_DROP_REASONS);
+
+/// The name of drop counter `i`: a pipeline reason, a runtime reason, or None past both.
+pub fn drop_reason_name(i: usize) -> Option<&'static str> {
+    match DropReason::ALL.get(i) {
+        Some(r) => Some(r.as_str()),
+        None => RuntimeDrop::ALL
+            .get(i.checked_sub(DropReason::COUNT)?)
+            .map(|r| r.as_str()),
+    }
+}
 
 /// Upper bounds of the burst-size histogram buckets (received packets per non-empty poll).
 pub const BURST_BUCKETS: [u64; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -24,12 +75,16 @@ pub fn burst_bucket(n: usize) -> usize {
 pub struct WorkerCounters {
     pub lcore: u32,
     pub rx_packets: AtomicU64,
-    /// Packets handed to a PMD's TX queue and accepted.
+    /// Packets handed to a PMD's TX queue and accepted (forwarded and injected ones).
     pub tx_packets: AtomicU64,
     /// Packets a PMD refused (queue full), freed.
     pub tx_refused: AtomicU64,
-    /// Frames from the slow path (ICMP, ARP) this worker queued for transmission; they
-    /// are included in `tx_packets`.
+    /// Received packets the pipeline forwarded, queued on a TX buffer (the PMD may
+    /// still refuse some: `tx_refused`).
+    pub forwarded: AtomicU64,
+    /// Frames this worker took from the slow path's inject queue (ICMP, ARP). Those
+    /// queued for TX end in `tx_packets`/`tx_refused`; those for an unknown port are
+    /// dropped as [`RuntimeDrop::InjectUnknownPort`].
     pub injected: AtomicU64,
     /// Packets handed to the slow path.
     pub slow_path: AtomicU64,
@@ -63,6 +118,7 @@ impl WorkerCounters {
             rx_packets: AtomicU64::new(0),
             tx_packets: AtomicU64::new(0),
             tx_refused: AtomicU64::new(0),
+            forwarded: AtomicU64::new(0),
             injected: AtomicU64::new(0),
             slow_path: AtomicU64::new(0),
             punt_overflow: AtomicU64::new(0),
@@ -81,6 +137,7 @@ impl WorkerCounters {
             rx_packets: self.rx_packets.load(Relaxed),
             tx_packets: self.tx_packets.load(Relaxed),
             tx_refused: self.tx_refused.load(Relaxed),
+            forwarded: self.forwarded.load(Relaxed),
             injected: self.injected.load(Relaxed),
             slow_path: self.slow_path.load(Relaxed),
             punt_overflow: self.punt_overflow.load(Relaxed),
@@ -100,6 +157,7 @@ pub struct WorkerTotals {
     pub rx_packets: u64,
     pub tx_packets: u64,
     pub tx_refused: u64,
+    pub forwarded: u64,
     pub injected: u64,
     pub slow_path: u64,
     pub punt_overflow: u64,
@@ -117,6 +175,7 @@ impl WorkerTotals {
         self.rx_packets += o.rx_packets;
         self.tx_packets += o.tx_packets;
         self.tx_refused += o.tx_refused;
+        self.forwarded += o.forwarded;
         self.injected += o.injected;
         self.slow_path += o.slow_path;
         self.punt_overflow += o.punt_overflow;
@@ -132,9 +191,23 @@ impl WorkerTotals {
         self.idle_cycles += o.idle_cycles;
     }
 
-    /// Packets dropped by the pipeline, all reasons.
+    /// Packets dropped, all reasons (the pipeline's and the runtime's).
     pub fn dropped(&self) -> u64 {
         self.drops.iter().sum()
+    }
+
+    /// Mbufs that came in (received, or taken from the inject queue) but did not leave
+    /// counted: sent, refused by the PMD, dropped by reason, or punted (queued to the
+    /// slow path or dropped for a full queue). 0 once the TX buffers are flushed; a
+    /// positive value means mbufs went missing, a negative one double counting.
+    pub fn unaccounted(&self) -> i128 {
+        let came_in = self.rx_packets as i128 + self.injected as i128;
+        let left = self.tx_packets as i128
+            + self.tx_refused as i128
+            + self.dropped() as i128
+            + self.slow_path as i128
+            + self.punt_overflow as i128;
+        came_in - left
     }
 }
 
@@ -153,6 +226,20 @@ mod tests {
         t.add(&c.snapshot());
         assert_eq!(t.rx_packets, 10);
         assert_eq!(t.dropped(), 4);
+    }
+
+    #[test]
+    fn runtime_drop_reasons_follow_the_pipeline_ones_by_name() {
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(drop_reason_name(i), Some(r.as_str()));
+        }
+        for r in RuntimeDrop::ALL {
+            assert_eq!(drop_reason_name(r.index()), Some(r.as_str()));
+        }
+        let end = DropReason::COUNT + RuntimeDrop::ALL.len();
+        assert_eq!(drop_reason_name(end), None);
+        let names: std::collections::HashSet<_> = (0..end).map_while(drop_reason_name).collect();
+        assert_eq!(names.len(), end, "every counter has its own name");
     }
 
     #[test]

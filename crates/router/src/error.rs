@@ -19,6 +19,10 @@ pub enum RouterError {
     Mempool(dpdk::DpdkError),
     #[error("worker on lcore {lcore}: {msg}")]
     Worker { lcore: u32, msg: String },
+    #[error("the slow-path thread panicked: {0}")]
+    SlowPath(String),
+    #[error("{0}")]
+    Died(String),
     #[error("routes: {0}")]
     Config(String),
     #[error("invalid runtime setup: {0}")]
@@ -29,9 +33,15 @@ pub enum RouterError {
     Signal(std::io::Error),
 }
 
-/// What most likely made EAL init fail: no hugepages reserved while the config wants them,
-/// else a device string the EAL cannot create (named, so the user knows which line).
-pub fn eal_hint(eal_args: &[String], meminfo: &str) -> String {
+/// What most likely made EAL init fail: the file prefix in use by another process, no
+/// hugepages reserved while the config wants them, else a device string the EAL cannot
+/// create (named, so the user knows which line).
+pub fn eal_hint(error: &dpdk::DpdkError, eal_args: &[String], meminfo: &str) -> String {
+    if error.errno == libc::EBUSY {
+        return "stop the other router, or give this one its own file prefix \
+                (eal.file_prefix in the config, or run --file-prefix NAME)"
+            .to_string();
+    }
     let no_huge = eal_args.iter().any(|a| a == "--no-huge");
     let huge_total = meminfo
         .lines()
@@ -64,6 +74,14 @@ pub fn eal_hint(eal_args: &[String], meminfo: &str) -> String {
 mod tests {
     use super::eal_hint;
 
+    fn err(errno: i32) -> dpdk::DpdkError {
+        dpdk::DpdkError {
+            op: "rte_eal_init".into(),
+            errno,
+            msg: String::new(),
+        }
+    }
+
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
     }
@@ -72,14 +90,28 @@ mod tests {
     fn hint_names_missing_hugepages_or_the_devices() {
         let none = "MemTotal: 1 kB\nHugePages_Total:       0\n";
         let some = "HugePages_Total:      64\n";
-        let h = eal_hint(&args(&["x", "--vdev", "net_null0"]), none);
+        let h = eal_hint(
+            &err(libc::EINVAL),
+            &args(&["x", "--vdev", "net_null0"]),
+            none,
+        );
         assert!(h.contains("HugePages_Total: 0"), "{h}");
-        let h = eal_hint(&args(&["x", "--no-huge", "--vdev", "net_bogus0"]), none);
+        let h = eal_hint(
+            &err(libc::EINVAL),
+            &args(&["x", "--no-huge", "--vdev", "net_bogus0"]),
+            none,
+        );
         assert!(
             h.contains("net_bogus0") && !h.contains("HugePages_Total"),
             "{h}"
         );
-        let h = eal_hint(&args(&["x", "-a", "0000:01:00.0"]), some);
+        let h = eal_hint(
+            &err(libc::EINVAL),
+            &args(&["x", "-a", "0000:01:00.0"]),
+            some,
+        );
         assert!(h.contains("0000:01:00.0"), "{h}");
+        let h = eal_hint(&err(libc::EBUSY), &args(&["x"]), none);
+        assert!(h.contains("file prefix") && !h.contains("HugePages"), "{h}");
     }
 }

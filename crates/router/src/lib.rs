@@ -11,6 +11,7 @@ mod control;
 mod counters;
 mod error;
 mod forward;
+mod idle;
 mod learned;
 pub mod metrics;
 mod report;
@@ -23,8 +24,8 @@ mod watch;
 mod worker;
 
 pub use counters::for_tests as counters_for_tests;
-pub use counters::{WorkerCounters, WorkerTotals};
+pub use counters::{drop_reason_name, RuntimeDrop, WorkerCounters, WorkerTotals};
 pub use error::RouterError;
 pub use runtime::{run, Routing, RunSummary};
-pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, WorkerSpec};
+pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, TestFault, WorkerSpec};
 pub use worker::Forwarder;

@@ -1,29 +1,37 @@
 //! Bringing the router up, running it, and taking it down cleanly.
 //!
-//! Order matters and is the reverse on the way down: EAL -> mempool -> ports -> workers;
-//! stop workers (they flush their TX buffers) -> stop ports (vdev outputs are flushed) ->
-//! check every mbuf is back in the pool -> free the pool -> EAL cleanup.
+//! Order matters and is the reverse on the way down: signal handlers -> EAL -> mempool ->
+//! ports -> tables -> workers; stop workers (they flush their TX buffers) -> stop ports
+//! (vdev outputs are flushed) -> check every mbuf is back in the pool -> free the pool ->
+//! EAL cleanup. The handlers come first so a SIGINT/SIGTERM at any later time stops the
+//! router, even while a big routes file is still loading. The threads are owned by a
+//! [`Threads`] guard that exists before the first launch: however `run` ends, they are
+//! stopped and joined before the ports and the EAL go away. The control loop watches them:
+//! a worker or the slow path that dies stops the router with an error.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{lcore, Eal, Mempool, Port, PortConfig, PortStats, TxBuffer};
+use crossbeam_channel::{Receiver, Sender};
+use dpdk::lcore::{self, LcoreHandle};
+use dpdk::{Eal, Mempool, Port, PortConfig, PortStats, TxBuffer};
 
 use crate::control::{ControlPlane, WATCH_INTERVAL};
-use crate::counters::{WorkerCounters, WorkerTotals, MAX_DROP_REASONS};
+use crate::counters::{drop_reason_name, WorkerCounters, WorkerTotals, MAX_DROP_REASONS};
 use crate::error::RouterError;
 use crate::forward::PipelineForwarder;
 use crate::metrics::{ControlStats, MetricsServer, RouterCollector};
-use crate::report::Reporter;
+use crate::report::{next_tick, Reporter};
 use crate::signals::SignalFlags;
 use crate::slowpath::{ArpPolicy, SlowPath, SlowPathEvent};
-use crate::spec::{RuntimeSpec, WorkerSpec};
+use crate::spec::{RuntimeSpec, TestFault, WorkerSpec};
 use crate::watch::{ControlInput, FileWatcher, SignalWaker};
 use crate::worker::{Injected, Punted, Worker};
 use config::StartupConfig;
+use net::fib::Fib;
 use net::icmp::IcmpConfig;
-use net::pipeline::{DropReason, Pipeline, PipelineConfig};
+use net::pipeline::{Pipeline, PipelineConfig};
 use net::rcu::Rcu;
 use std::path::PathBuf;
 
@@ -40,6 +48,19 @@ pub struct RunSummary {
     pub elapsed: Duration,
 }
 
+impl RunSummary {
+    /// The summary of a run stopped by a signal before any worker started.
+    fn stopped_during_startup() -> RunSummary {
+        println!("mplsrouter: stopped by a signal during startup");
+        RunSummary {
+            ports: Vec::new(),
+            workers: WorkerTotals::default(),
+            mbufs_leaked: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
 /// What the router routes with: the startup config (ports, addresses), the routes file,
 /// and the pipeline and ICMP settings.
 pub struct Routing {
@@ -52,35 +73,189 @@ pub struct Routing {
 /// Longest sleep of the control loop between its periodic jobs.
 const CONTROL_TICK: Duration = Duration::from_millis(5);
 
+/// How often a startup step that may take long (loading the tables) checks for a signal.
+const STARTUP_POLL: Duration = Duration::from_millis(20);
+
 /// Capacity of the workers' queue to the slow path.
 const PUNT_QUEUE: usize = 1024;
 
-fn drop_reason_name(i: usize) -> Option<&'static str> {
-    DropReason::ALL.get(i).map(|r| r.as_str())
+/// Capacity of the slow path's queue of frames for the workers to send.
+const INJECT_QUEUE: usize = 1024;
+
+/// Capacity of the slow path's queue of events for the control loop.
+const EVENT_QUEUE: usize = 256;
+
+/// The worker and slow-path threads. Created before the first launch; dropping it (normal
+/// return, early return on an error, unwinding) stops and joins them, so no lcore keeps
+/// polling ports that are being closed, and `rte_eal_cleanup` never waits forever.
+struct Threads {
+    worker_stop: Arc<AtomicBool>,
+    slow_stop: Arc<AtomicBool>,
+    workers: Vec<LcoreHandle<Arc<WorkerCounters>>>,
+    slow: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Sets its flags when dropped (normal return, early return or unwinding).
-struct StopOnDrop([Arc<std::sync::atomic::AtomicBool>; 2]);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        for f in &self.0 {
-            f.store(true, Ordering::SeqCst);
+impl Threads {
+    fn new() -> Threads {
+        Threads {
+            worker_stop: Arc::new(AtomicBool::new(false)),
+            slow_stop: Arc::new(AtomicBool::new(false)),
+            workers: Vec::new(),
+            slow: None,
         }
+    }
+
+    /// The first thread that ended while it should still run, named.
+    fn first_death(&self) -> Option<String> {
+        if let Some(w) = self.workers.iter().find(|w| w.is_finished()) {
+            return Some(format!("the worker on lcore {} stopped", w.lcore()));
+        }
+        match &self.slow {
+            Some(s) if s.is_finished() => Some("the slow-path thread stopped".into()),
+            _ => None,
+        }
+    }
+
+    /// Stops the workers, then the slow path (which feeds them), joining each; returns why
+    /// any of them ended abnormally.
+    fn stop_and_join(&mut self) -> Vec<RouterError> {
+        let mut failures = Vec::new();
+        self.worker_stop.store(true, Ordering::SeqCst);
+        for h in self.workers.drain(..) {
+            if let Err(e) = h.join() {
+                failures.push(RouterError::Died(e.to_string()));
+            }
+        }
+        self.slow_stop.store(true, Ordering::SeqCst);
+        if let Some(s) = self.slow.take() {
+            if let Err(p) = s.join() {
+                failures.push(RouterError::SlowPath(lcore::panic_message(p.as_ref())));
+            }
+        }
+        failures
     }
 }
 
-/// Runs the router until SIGINT/SIGTERM or `spec.duration`.
+impl Drop for Threads {
+    fn drop(&mut self) {
+        let _ = self.stop_and_join();
+    }
+}
+
+/// Runs the router until SIGINT/SIGTERM, `spec.duration`, or a thread's death (an error).
 pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterError> {
     let signals = SignalFlags::install()?;
-    let eal = Eal::init(&spec.eal_args).map_err(|error| RouterError::Eal {
-        error,
-        hint: crate::error::eal_hint(
+    let eal = init_eal(spec)?;
+    let workers = plan_workers(spec, &eal)?;
+    let pool = create_pool(spec)?;
+    let mut ports = start_ports(spec, &eal, &workers, &pool)?;
+    check_worker_queues(spec, &workers)?;
+    if signals.stop_requested() {
+        return Ok(RunSummary::stopped_during_startup());
+    }
+    let baseline_in_use = pool.in_use();
+
+    let control_stats = Arc::new(ControlStats::new());
+    let macs: Vec<[u8; 6]> = ports.iter().map(|p| p.mac()).collect();
+    let ctx = config::RouteContext::from_startup(&routing.startup, |i| macs[i as usize]);
+    let port_ifaces = ctx.ports.clone().unwrap_or_default();
+    let Some((mut control, first)) =
+        load_tables(routing.routes.clone(), ctx, &control_stats, &signals)?
+    else {
+        return Ok(RunSummary::stopped_during_startup());
+    };
+    print_tables(&first);
+    let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
+    control.attach(rcu.clone());
+    let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
+    let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(EVENT_QUEUE);
+    let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(INJECT_QUEUE);
+    let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
+
+    let mut threads = Threads::new();
+    let counters = launch_workers(
+        spec,
+        &workers,
+        &dev_ids,
+        &routing.pipeline,
+        &rcu,
+        punt_tx,
+        inject_rx,
+        &mut threads,
+    )?;
+    let slow = SlowPath {
+        ports: port_ifaces,
+        inject: inject_tx,
+        pool: Arc::clone(&pool),
+        rcu: rcu.clone(),
+        pipeline: Pipeline::new(routing.pipeline),
+        icmp: routing.icmp,
+        arp: ArpPolicy::from_config(&routing.startup.arp),
+        statics: control.static_neighbors(),
+        stats: control_stats.clone(),
+        events: event_tx,
+        stop: threads.slow_stop.clone(),
+    };
+    threads.slow = Some(spawn_slow_path(slow, punt_rx, spec.test_fault)?);
+    let _metrics = start_metrics(spec, &dev_ids, &counters, &control_stats)?;
+
+    let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
+    let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
+    let started = Instant::now();
+    let died = control_loop(
+        spec,
+        &signals,
+        &mut control,
+        event_rx,
+        &threads,
+        &counters,
+        &mut reporter,
+        started,
+    );
+
+    let mut failures = threads.stop_and_join();
+    if let (Some(d), true) = (died, failures.is_empty()) {
+        failures.push(RouterError::Died(d));
+    }
+    let elapsed = started.elapsed();
+    let mut totals = WorkerTotals::default();
+    for c in &counters {
+        totals.add(&c.snapshot());
+    }
+    let port_stats = stop_ports(spec, &mut ports);
+    drop(ports);
+    drop(control);
+    drop(rcu);
+    let mbufs_leaked = pool.in_use().saturating_sub(baseline_in_use);
+    reporter.summary(elapsed, &totals, &port_stats, mbufs_leaked);
+    drop(pool);
+    drop(eal);
+    if let Some(e) = failures.into_iter().next() {
+        return Err(e);
+    }
+    Ok(RunSummary {
+        ports: port_stats,
+        workers: totals,
+        mbufs_leaked,
+        elapsed,
+    })
+}
+
+/// Step: the EAL, with a hint naming what to fix when it refuses.
+fn init_eal(spec: &RuntimeSpec) -> Result<Eal, RouterError> {
+    Eal::init(&spec.eal_args).map_err(|error| {
+        let hint = crate::error::eal_hint(
+            &error,
             &spec.eal_args,
             &std::fs::read_to_string("/proc/meminfo").unwrap_or_default(),
-        ),
-    })?;
+        );
+        RouterError::Eal { error, hint }
+    })
+}
 
+/// Step: which lcore polls which queues (one worker on the first worker lcore polling
+/// every queue unless the spec says otherwise).
+fn plan_workers(spec: &RuntimeSpec, eal: &Eal) -> Result<Vec<WorkerSpec>, RouterError> {
     let worker_lcores = eal.worker_lcores();
     let workers: Vec<WorkerSpec> = if spec.workers.is_empty() {
         let lcore = *worker_lcores.first().ok_or_else(|| {
@@ -108,19 +283,31 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             )));
         }
     }
+    Ok(workers)
+}
 
-    let pool = Arc::new(
-        Mempool::new(
-            "mplsrouter_mbufs",
-            spec.mempool_size,
-            spec.mempool_cache,
-            -1,
-        )
-        .map_err(RouterError::Mempool)?,
-    );
+/// Step: the packet pool, its data room sized so a frame of the largest MTU fits in one
+/// segment.
+fn create_pool(spec: &RuntimeSpec) -> Result<Arc<Mempool>, RouterError> {
+    Mempool::with_data_room(
+        "mplsrouter_mbufs",
+        spec.mempool_size,
+        spec.mempool_cache,
+        spec.mbuf_data_room,
+        -1,
+    )
+    .map(Arc::new)
+    .map_err(RouterError::Mempool)
+}
 
-    // Ports, in index order; each worker gets its own TX queue on every port (no TX
-    // locks); the slow path transmits through worker 0.
+/// Step: configure and start the ports, in index order; each worker gets its own TX
+/// queue on every port (no TX locks); the slow path transmits through worker 0.
+fn start_ports(
+    spec: &RuntimeSpec,
+    eal: &Eal,
+    workers: &[WorkerSpec],
+    pool: &Mempool,
+) -> Result<Vec<Port>, RouterError> {
     let mut ports: Vec<Port> = Vec::with_capacity(spec.ports.len());
     for p in &spec.ports {
         let err = |error| RouterError::Port {
@@ -134,10 +321,11 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             tx_queues: workers.len() as u16,
             rx_desc: p.rx_desc,
             tx_desc: p.tx_desc,
-            mtu: p.mtu,
+            mtu: None,
             promiscuous: true,
         };
-        let mut port = Port::configure(id, &cfg, &pool).map_err(err)?;
+        let mut port = Port::configure(id, &cfg, pool).map_err(err)?;
+        apply_mtu(&mut port, p).map_err(err)?;
         if let Some(mac) = p.mac {
             // Virtual PMDs (pcap, null) cannot change their MAC; the tables use the
             // configured one as source MAC either way, and vdev ports are promiscuous.
@@ -149,8 +337,32 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         port.start().map_err(err)?;
         ports.push(port);
     }
-    let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
-    for w in &workers {
+    Ok(ports)
+}
+
+/// Sets the configured MTU. A PMD without an MTU (pcap, null) keeps none; a virtual
+/// device refusing it (af_packet, whose interface MTU is set with `ip link`) is warned
+/// about; forwarding checks use the configured MTU either way.
+fn apply_mtu(port: &mut Port, p: &crate::spec::PortSpec) -> Result<(), dpdk::DpdkError> {
+    let Some(mtu) = p.mtu else { return Ok(()) };
+    match port.set_mtu(mtu) {
+        Err(e) if e.errno == libc::ENOTSUP => Ok(()),
+        Err(e) if p.vdev && e.errno == libc::EINVAL => {
+            eprintln!(
+                "mplsrouter: warning: port {:?}: {e}; the virtual device keeps the MTU of \
+                 what it wraps (af_packet: set the interface's MTU with `ip link`); \
+                 forwarding uses the configured MTU {mtu}",
+                p.name
+            );
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// Step: every (port, queue) a worker polls exists.
+fn check_worker_queues(spec: &RuntimeSpec, workers: &[WorkerSpec]) -> Result<(), RouterError> {
+    for w in workers {
         for &(pi, q) in &w.rx {
             let p = spec.ports.get(pi as usize).ok_or_else(|| {
                 RouterError::Spec(format!(
@@ -166,16 +378,47 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             }
         }
     }
-    let baseline_in_use = pool.in_use();
+    Ok(())
+}
 
-    // Tables: compile the routes against the ports' real MACs, publish the first table.
-    let control_stats = Arc::new(ControlStats::new());
-    let macs: Vec<[u8; 6]> = ports.iter().map(|p| p.mac()).collect();
-    let ctx = config::RouteContext::from_startup(&routing.startup, |i| macs[i as usize]);
-    let port_ifaces = ctx.ports.clone().unwrap_or_default();
-    let (mut control, first) =
-        ControlPlane::load(routing.routes.clone(), ctx, control_stats.clone())
-            .map_err(|e| RouterError::Config(e.to_string()))?;
+/// Step: compile the routes against the ports' real MACs. Loading a full view takes
+/// seconds, so it runs on its own thread while this one watches for a signal: on one,
+/// `None` comes back at once (the loader, pure computation, is left to finish or to die
+/// with the process; it touches no DPDK state).
+fn load_tables(
+    routes: Option<PathBuf>,
+    ctx: config::RouteContext,
+    stats: &Arc<ControlStats>,
+    signals: &SignalFlags,
+) -> Result<Option<(ControlPlane, Fib)>, RouterError> {
+    if let Some(p) = &routes {
+        println!("routes: loading {}", p.display());
+    }
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let stats = stats.clone();
+    std::thread::Builder::new()
+        .name("routes-load".into())
+        .spawn(move || {
+            let _ = tx.send(ControlPlane::load(routes, ctx, stats));
+        })
+        .map_err(|e| RouterError::Spec(format!("spawn the routes loader: {e}")))?;
+    loop {
+        if signals.stop_requested() {
+            return Ok(None);
+        }
+        match rx.recv_timeout(STARTUP_POLL) {
+            Ok(r) => return r.map(Some).map_err(|e| RouterError::Config(e.to_string())),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Err(RouterError::Config(
+                    "the routes loader stopped without a result (it panicked)".into(),
+                ))
+            }
+        }
+    }
+}
+
+fn print_tables(first: &Fib) {
     let fs = first.stats();
     println!(
         "tables: generation {} with {} IPv4 routes, {} labels, {} next hops, {} ECMP groups ({} KiB)",
@@ -186,18 +429,22 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         fs.ecmp_groups,
         fs.bytes / 1024
     );
-    let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
-    control.attach(rcu.clone());
-    let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
-    let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(256);
-    let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(1024);
-    let mut inject_rx = Some(inject_rx);
+}
 
-    let stop = signals.stop.clone();
-    stop.store(false, Ordering::SeqCst);
-    let worker_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut counters: Vec<Arc<WorkerCounters>> = Vec::new();
-    let mut handles = Vec::new();
+/// Step: one worker per planned lcore, each owned by `threads` as soon as it runs.
+#[allow(clippy::too_many_arguments)]
+fn launch_workers(
+    spec: &RuntimeSpec,
+    workers: &[WorkerSpec],
+    dev_ids: &[u16],
+    pipeline: &PipelineConfig,
+    rcu: &Arc<Rcu<Fib>>,
+    punt: Sender<Punted>,
+    inject: Receiver<Injected>,
+    threads: &mut Threads,
+) -> Result<Vec<Arc<WorkerCounters>>, RouterError> {
+    let mut inject = Some(inject);
+    let mut counters = Vec::with_capacity(workers.len());
     for (wi, w) in workers.iter().enumerate() {
         let c = Arc::new(WorkerCounters::new(w.lcore));
         counters.push(c.clone());
@@ -212,91 +459,97 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
                 .map(|&d| TxBuffer::new(d, wi as u16))
                 .collect(),
             counters: c,
-            stop: worker_stop.clone(),
+            stop: threads.worker_stop.clone(),
             idle: spec.idle,
             burst: spec.burst,
-            forwarder: PipelineForwarder::new(Pipeline::new(routing.pipeline), &rcu)
+            forwarder: PipelineForwarder::new(Pipeline::new(*pipeline), rcu)
                 .map_err(|e| RouterError::Spec(e.to_string()))?,
-            punt: punt_tx.clone(),
-            inject: inject_rx.take(),
+            punt: punt.clone(),
+            inject: inject.take(),
         };
-        let h = lcore::launch(w.lcore, move || worker.run()).map_err(|e| RouterError::Worker {
+        let fault = wi == 0 && spec.test_fault == Some(TestFault::WorkerPanic);
+        let h = lcore::launch(w.lcore, move || {
+            if fault {
+                panic!("test fault injected (MPLSROUTER_TEST_FAULT=worker-panic)");
+            }
+            worker.run()
+        })
+        .map_err(|e| RouterError::Worker {
             lcore: w.lcore,
             msg: e.to_string(),
         })?;
-        handles.push(h);
+        threads.workers.push(h);
     }
+    Ok(counters)
+}
 
-    drop(punt_tx);
-    let slow_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // If anything below panics (e.g. printing to a closed stdout), stop the workers and
-    // the slow path before `eal` is dropped: rte_eal_cleanup waits for running lcores, so
-    // without this the process would hang forever, deaf to SIGTERM.
-    let _stop_on_unwind = StopOnDrop([worker_stop.clone(), slow_stop.clone()]);
-    let slow = SlowPath {
-        ports: port_ifaces,
-        inject: inject_tx,
-        pool: Arc::clone(&pool),
-        rcu: rcu.clone(),
-        pipeline: Pipeline::new(routing.pipeline),
-        icmp: routing.icmp,
-        arp: ArpPolicy::from_config(&routing.startup.arp),
-        statics: control.static_neighbors(),
-        stats: control_stats.clone(),
-        events: event_tx,
-        stop: slow_stop.clone(),
-    };
-    let slow_thread = std::thread::Builder::new()
+/// Step: the slow-path thread (ARP, ICMP, local delivery).
+fn spawn_slow_path(
+    slow: SlowPath,
+    punts: Receiver<Punted>,
+    fault: Option<TestFault>,
+) -> Result<std::thread::JoinHandle<()>, RouterError> {
+    let fault = fault == Some(TestFault::SlowPathPanic);
+    std::thread::Builder::new()
         .name("slowpath".into())
-        .spawn(move || slow.run(punt_rx))
-        .map_err(|e| RouterError::Spec(format!("spawn the slow path: {e}")))?;
-
-    let control_arc = control_stats.clone();
-    let _metrics = match spec.metrics_listen {
-        Some(addr) => {
-            let registry = prometheus::Registry::new();
-            let names: Vec<&'static str> =
-                (0..MAX_DROP_REASONS).map_while(drop_reason_name).collect();
-            let collector = RouterCollector::new(
-                spec.ports
-                    .iter()
-                    .map(|p| p.name.clone())
-                    .zip(dev_ids.iter().copied())
-                    .collect(),
-                counters.clone(),
-                names,
-                control_arc.clone(),
-                spec.build.clone(),
-            );
-            registry
-                .register(Box::new(collector))
-                .expect("collector descriptors are unique");
-            registry
-                .register(Box::new(control_arc.reload_duration.clone()))
-                .expect("histogram descriptor is unique");
-            match MetricsServer::start(addr, registry) {
-                Ok(s) => {
-                    println!("metrics: http://{}/metrics", s.addr());
-                    Some(s)
-                }
-                Err(e) => {
-                    // Workers are running: stop them before reporting the error.
-                    worker_stop.store(true, Ordering::SeqCst);
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    slow_stop.store(true, Ordering::SeqCst);
-                    let _ = slow_thread.join();
-                    return Err(e.into());
-                }
+        .spawn(move || {
+            if fault {
+                panic!("test fault injected (MPLSROUTER_TEST_FAULT=slowpath-panic)");
             }
-        }
-        None => None,
-    };
+            slow.run(punts)
+        })
+        .map_err(|e| RouterError::Spec(format!("spawn the slow path: {e}")))
+}
 
-    // The control loop sleeps on its inputs: routes-file events, signals, neighbors
-    // learned by the slow path, and a tick for the periodic work (RCU reclamation, the
-    // fallback file check, stats lines, the run's duration).
+/// Step: the Prometheus endpoint, if configured.
+fn start_metrics(
+    spec: &RuntimeSpec,
+    dev_ids: &[u16],
+    counters: &[Arc<WorkerCounters>],
+    control: &Arc<ControlStats>,
+) -> Result<Option<MetricsServer>, RouterError> {
+    let Some(addr) = spec.metrics_listen else {
+        return Ok(None);
+    };
+    let registry = prometheus::Registry::new();
+    let names: Vec<&'static str> = (0..MAX_DROP_REASONS).map_while(drop_reason_name).collect();
+    let collector = RouterCollector::new(
+        spec.ports
+            .iter()
+            .map(|p| p.name.clone())
+            .zip(dev_ids.iter().copied())
+            .collect(),
+        counters.to_vec(),
+        names,
+        control.clone(),
+        spec.build.clone(),
+    );
+    registry
+        .register(Box::new(collector))
+        .expect("collector descriptors are unique");
+    registry
+        .register(Box::new(control.reload_duration.clone()))
+        .expect("histogram descriptor is unique");
+    let s = MetricsServer::start(addr, registry)?;
+    println!("metrics: http://{}/metrics", s.addr());
+    Ok(Some(s))
+}
+
+/// The control loop: sleeps on its inputs (routes-file events, signals, neighbours
+/// learned by the slow path) and a tick for the periodic work (RCU reclamation, the
+/// fallback file check, stats lines, the run's duration, watching the threads). Returns
+/// why a thread died, if one did.
+#[allow(clippy::too_many_arguments)]
+fn control_loop(
+    spec: &RuntimeSpec,
+    signals: &SignalFlags,
+    control: &mut ControlPlane,
+    mut events: Receiver<SlowPathEvent>,
+    threads: &Threads,
+    counters: &[Arc<WorkerCounters>],
+    reporter: &mut Reporter,
+    started: Instant,
+) -> Option<String> {
     let (input_tx, input_rx) = crossbeam_channel::bounded::<ControlInput>(64);
     let watcher = control.routes_path().and_then(|p| {
         FileWatcher::start(p, input_tx.clone())
@@ -310,11 +563,13 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             .ok()
     });
     control.set_watched(watcher.as_ref().map(FileWatcher::status));
-    let _waker = SignalWaker::start(input_tx.clone()).map_err(RouterError::Signal)?;
-    let mut events = event_rx;
-    let started = Instant::now();
-    let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
-    let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
+    let _waker = match SignalWaker::start(input_tx.clone()) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("mplsrouter: cannot wake on signals ({e}); polling them every tick");
+            None
+        }
+    };
     let mut next_report = spec.stats_interval.map(|i| started + i);
     loop {
         let now = Instant::now();
@@ -346,67 +601,38 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             default(wake.saturating_duration_since(now)) => {}
         }
         if events_closed {
-            // The slow path is gone; do not spin on its closed channel.
+            // The slow path is gone (the watch below reports it); do not spin on its
+            // closed channel.
             events = crossbeam_channel::never();
         }
         control.poll(signals.take_reload());
         if signals.stop_requested() {
-            break;
+            return None;
         }
-        if let Some(d) = spec.duration {
-            if started.elapsed() >= d {
-                break;
-            }
+        if let Some(d) = threads.first_death() {
+            eprintln!("mplsrouter: error: {d} while the router was running; stopping");
+            return Some(format!("{d} while the router was running"));
+        }
+        if spec.duration.is_some_and(|d| started.elapsed() >= d) {
+            return None;
         }
         if let (Some(at), Some(iv)) = (next_report, spec.stats_interval) {
-            if Instant::now() >= at {
-                reporter.line(started.elapsed(), &counters);
-                next_report = Some(at + iv);
+            let now = Instant::now();
+            if now >= at {
+                reporter.line(started.elapsed(), counters);
+                next_report = Some(next_tick(at, iv, now));
             }
         }
     }
-    drop(input_tx);
+}
 
-    worker_stop.store(true, Ordering::SeqCst);
-    let mut failures = Vec::new();
-    for h in handles {
-        let lcore = h.lcore();
-        if let Err(e) = h.join() {
-            failures.push(RouterError::Worker {
-                lcore,
-                msg: e.to_string(),
-            });
-        }
-    }
-    slow_stop.store(true, Ordering::SeqCst);
-    if slow_thread.join().is_err() {
-        failures.push(RouterError::Spec("the slow path thread panicked".into()));
-    }
-    let elapsed = started.elapsed();
-    let mut totals = WorkerTotals::default();
-    for c in &counters {
-        totals.add(&c.snapshot());
-    }
+/// Step: read each port's final counters and stop it (vdev outputs are flushed).
+fn stop_ports(spec: &RuntimeSpec, ports: &mut [Port]) -> Vec<(String, PortStats)> {
     let mut port_stats = Vec::new();
     for (p, spec_p) in ports.iter_mut().zip(&spec.ports) {
         let st = p.stats().unwrap_or_default();
         let _ = p.stop();
         port_stats.push((spec_p.name.clone(), st));
     }
-    drop(ports);
-    drop(control);
-    drop(rcu);
-    let mbufs_leaked = pool.in_use().saturating_sub(baseline_in_use);
-    reporter.summary(elapsed, &totals, &port_stats, mbufs_leaked);
-    drop(pool);
-    drop(eal);
-    if let Some(e) = failures.into_iter().next() {
-        return Err(e);
-    }
-    Ok(RunSummary {
-        ports: port_stats,
-        workers: totals,
-        mbufs_leaked,
-        elapsed,
-    })
+    port_stats
 }

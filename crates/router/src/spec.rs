@@ -18,6 +18,10 @@ pub struct PortSpec {
     pub mtu: Option<u16>,
     /// MAC address to set on the port (None: keep the device's).
     pub mac: Option<[u8; 6]>,
+    /// A virtual device (`--vdev`): its MTU belongs to what it wraps (af_packet: the
+    /// kernel interface), so a device refusing the configured MTU is a warning, not an
+    /// error.
+    pub vdev: bool,
 }
 
 /// One worker: the lcore it runs on and the (port index, queue) pairs it polls.
@@ -33,11 +37,13 @@ pub enum IdlePolicy {
     /// Spin: lowest latency, one full core per worker (bare metal).
     #[default]
     BusyPoll,
-    /// After `pause_after` empty polls, pause; after `sleep_after`, sleep up to
-    /// `max_sleep` (doubling from 1 µs) so several instances can share cores.
+    /// After `pause_after` empty polls, pause; after `sleep_after`, sleep from
+    /// `min_sleep`, doubling up to `max_sleep`, so several instances can share cores.
+    /// Any received packet starts the schedule again.
     Backoff {
         pause_after: u32,
         sleep_after: u32,
+        min_sleep: Duration,
         max_sleep: Duration,
     },
 }
@@ -63,4 +69,31 @@ pub struct RuntimeSpec {
     pub metrics_listen: Option<SocketAddr>,
     /// Version information for `--version`-like metrics.
     pub build: BuildInfo,
+    /// Mbuf data room (headroom included) of the packet pool: big enough for a frame of
+    /// the largest port MTU in one segment.
+    pub mbuf_data_room: u16,
+    /// Test only: a fault to inject (see [`TestFault`]); None in production.
+    pub test_fault: Option<TestFault>,
+}
+
+/// Faults the tests inject to check that a dying thread is noticed. Set only from the
+/// `MPLSROUTER_TEST_FAULT` environment variable, read once at start by the binary;
+/// documented as test-only, never in a config file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestFault {
+    /// The first worker panics as it starts polling.
+    WorkerPanic,
+    /// The slow-path thread panics as it starts.
+    SlowPathPanic,
+}
+
+impl TestFault {
+    /// The value of `MPLSROUTER_TEST_FAULT`: `worker-panic` or `slowpath-panic`.
+    pub fn parse(s: &str) -> Option<TestFault> {
+        match s {
+            "worker-panic" => Some(TestFault::WorkerPanic),
+            "slowpath-panic" => Some(TestFault::SlowPathPanic),
+            _ => None,
+        }
+    }
 }

@@ -4,17 +4,19 @@
 //! pipeline [`Verdict`] per packet) -> each mbuf moves into this worker's [`TxBuffer`] for
 //! its egress port, or into the drop burst (freed in bulk), or to the slow path -> TX
 //! buffers are flushed once per loop iteration. Every received mbuf ends in exactly one of
-//! these places and is counted.
+//! these places and is counted; so does every frame taken from the slow path's inject
+//! queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are dropped
+//! (counted) before the pipeline, which reads one segment.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
 use net::pipeline::{DropReason, PuntReason, Verdict};
 
-use crate::counters::{bump, burst_bucket, WorkerCounters};
+use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
+use crate::idle::{Backoff, IdleStep};
 use crate::spec::IdlePolicy;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
@@ -66,15 +68,15 @@ impl<F: Forwarder> Worker<F> {
         let mut rx = Burst::new();
         let mut drops = Burst::new();
         let mut verdicts = [Verdict::Drop(DropReason::Truncated); BURST_MAX];
-        let mut empty_polls: u32 = 0;
-        let mut sleep = Duration::from_micros(1);
+        let mut backoff = Backoff::new(self.idle);
         let c = self.counters.clone();
         let mut last = dpdk::rdtsc();
 
         while !self.stop.load(Ordering::Relaxed) {
             self.forwarder.begin_iteration();
             let mut got_any = false;
-            for &(port, dev, queue) in &self.rx {
+            for i in 0..self.rx.len() {
+                let (port, dev, queue) = self.rx[i];
                 let n = dpdk::rx_burst_max(dev, queue, &mut rx, burst_size);
                 if n == 0 {
                     continue;
@@ -83,78 +85,32 @@ impl<F: Forwarder> Worker<F> {
                 bump(&c.rx_packets, n as u64);
                 bump(&c.bursts, 1);
                 bump(&c.burst_sizes[burst_bucket(n)], 1);
+                let chained = rx.take_chained(&mut drops);
+                if chained > 0 {
+                    bump(&c.drops[RuntimeDrop::MultiSegment.index()], chained as u64);
+                }
                 let t0 = dpdk::rdtsc();
+                let n = rx.len();
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);
                 bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
-                let (mut slow, mut overflow) = (0u64, 0u64);
-                for (m, v) in rx.drain().zip(verdicts.iter()) {
-                    match *v {
-                        Verdict::Forward { port } => match self.tx.get_mut(port as usize) {
-                            Some(t) => t.push(m),
-                            None => push_drop(&mut drops, m, &c, 0),
-                        },
-                        Verdict::Drop(r) => push_drop(&mut drops, m, &c, r.index()),
-                        Verdict::SlowPath(reason) => {
-                            let p = Punted {
-                                mbuf: m,
-                                reason,
-                                in_port: port,
-                            };
-                            match self.punt.try_send(p) {
-                                Ok(()) => slow += 1,
-                                Err(e) => {
-                                    overflow += 1;
-                                    drop(e.into_inner());
-                                }
-                            }
-                        }
-                    }
-                }
-                if slow > 0 {
-                    bump(&c.slow_path, slow);
-                }
-                if overflow > 0 {
-                    bump(&c.punt_overflow, overflow);
-                }
+                self.dispatch(port, &mut rx, &verdicts[..n], &mut drops);
                 drops.free_all();
             }
-            if let Some(inj) = &self.inject {
-                let mut n = 0;
-                for Injected { port, mbuf } in inj.try_iter().take(BURST_MAX) {
-                    match self.tx.get_mut(port as usize) {
-                        Some(t) => {
-                            t.push(mbuf);
-                            n += 1;
-                        }
-                        None => drop(mbuf),
-                    }
-                }
-                if n > 0 {
-                    bump(&c.injected, n);
-                }
-            }
+            self.take_injected();
             flush_all(&mut self.tx, &c);
             let now = dpdk::rdtsc();
             if got_any {
                 bump(&c.busy_cycles, now - last);
-                empty_polls = 0;
-                sleep = Duration::from_micros(1);
+                backoff.busy();
             } else {
                 bump(&c.idle_cycles, now - last);
-                empty_polls = empty_polls.saturating_add(1);
-                if let IdlePolicy::Backoff {
-                    pause_after,
-                    sleep_after,
-                    max_sleep,
-                } = self.idle
-                {
-                    if empty_polls >= sleep_after {
+                match backoff.idle() {
+                    IdleStep::Spin => {}
+                    IdleStep::Pause => dpdk::pause(),
+                    IdleStep::Sleep(d) => {
                         self.forwarder.go_offline();
-                        std::thread::sleep(sleep);
-                        sleep = (sleep * 2).min(max_sleep);
-                    } else if empty_polls >= pause_after {
-                        dpdk::pause();
+                        std::thread::sleep(d);
                     }
                 }
             }
@@ -163,6 +119,74 @@ impl<F: Forwarder> Worker<F> {
         flush_all(&mut self.tx, &c);
         self.forwarder.go_offline();
         self.counters
+    }
+
+    /// Moves each mbuf of a decided burst to its TX buffer, the drop burst or the slow
+    /// path, counting each under its outcome.
+    #[inline]
+    fn dispatch(&mut self, port: u16, rx: &mut Burst, verdicts: &[Verdict], drops: &mut Burst) {
+        let c = &*self.counters;
+        let (mut fwd, mut slow, mut overflow) = (0u64, 0u64, 0u64);
+        for (m, v) in rx.drain().zip(verdicts.iter()) {
+            match *v {
+                Verdict::Forward { port } => match self.tx.get_mut(port as usize) {
+                    Some(t) => {
+                        t.push(m);
+                        fwd += 1;
+                    }
+                    None => push_drop(drops, m, c, RuntimeDrop::UnknownEgressPort.index()),
+                },
+                Verdict::Drop(r) => push_drop(drops, m, c, r.index()),
+                Verdict::SlowPath(reason) => {
+                    let p = Punted {
+                        mbuf: m,
+                        reason,
+                        in_port: port,
+                    };
+                    match self.punt.try_send(p) {
+                        Ok(()) => slow += 1,
+                        Err(e) => {
+                            overflow += 1;
+                            drop(e.into_inner());
+                        }
+                    }
+                }
+            }
+        }
+        if fwd > 0 {
+            bump(&c.forwarded, fwd);
+        }
+        if slow > 0 {
+            bump(&c.slow_path, slow);
+        }
+        if overflow > 0 {
+            bump(&c.punt_overflow, overflow);
+        }
+    }
+
+    /// Queues up to a burst of the slow path's frames on their ports' TX buffers; a frame
+    /// for a port that does not exist is freed and counted.
+    #[inline]
+    fn take_injected(&mut self) {
+        let Some(inj) = &self.inject else { return };
+        let c = &*self.counters;
+        let (mut n, mut unknown) = (0u64, 0u64);
+        for Injected { port, mbuf } in inj.try_iter().take(BURST_MAX) {
+            n += 1;
+            match self.tx.get_mut(port as usize) {
+                Some(t) => t.push(mbuf),
+                None => {
+                    unknown += 1;
+                    drop(mbuf);
+                }
+            }
+        }
+        if n > 0 {
+            bump(&c.injected, n);
+        }
+        if unknown > 0 {
+            bump(&c.drops[RuntimeDrop::InjectUnknownPort.index()], unknown);
+        }
     }
 }
 
@@ -189,3 +213,7 @@ fn flush_all(tx: &mut [TxBuffer], c: &WorkerCounters) {
     c.tx_packets.store(sent, Ordering::Relaxed);
     c.tx_refused.store(refused, Ordering::Relaxed);
 }
+
+#[cfg(test)]
+#[path = "worker_tests.rs"]
+mod tests;

@@ -305,6 +305,9 @@ pub const MAX_BURST: u16 = 512;
 pub const DEFAULT_MAX_LABEL_DEPTH: u8 = 16;
 pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
 
+/// DPDK's `RTE_PKTMBUF_HEADROOM` (the default build's 128 bytes).
+pub const MBUF_HEADROOM: u32 = 128;
+
 impl StartupConfig {
     /// Reads, decodes and validates a startup config file.
     pub fn load(path: &FsPath) -> Result<StartupConfig, ConfigError> {
@@ -386,6 +389,46 @@ impl StartupConfig {
             .unwrap_or_else(|| (2 * self.mempool_needed() + 1).next_power_of_two() - 1)
     }
 
+    /// Packet bytes one mbuf must hold so a frame of the largest port MTU fits in one
+    /// segment: the MTU plus Ethernet header, two VLAN tags and FCS, plus the 34 bytes
+    /// af_packet puts before a frame in its ring frames (which are this size too, see
+    /// [`StartupConfig::vdev_arg`]); at least DPDK's default 2048, rounded up to 1 KiB
+    /// (MTU 1500: 2048; MTU 9000: 9216).
+    pub fn mbuf_data_size(&self) -> u32 {
+        let mtu = self.ports.iter().map(|p| p.mtu.value).max().unwrap_or(1500) as u32;
+        (mtu + 14 + 8 + 4 + 34).max(2048).next_multiple_of(1024)
+    }
+
+    /// A port's `--vdev` argument: as written, except that an af_packet device that names
+    /// no `framesz`, on a router whose largest MTU does not fit af_packet's default
+    /// 2048-byte ring frames (the kernel would cut jumbo frames short), gets ring frames
+    /// holding a whole frame: `framesz` is the mbuf data size (a ring frame's data then
+    /// fits one mbuf, as the PMD checks), `blocksz` the smallest multiple of both it and
+    /// the page size (the PMD addresses frames as if blocks were back to back).
+    pub fn vdev_arg(&self, vdev: &str) -> String {
+        let size = self.mbuf_data_size();
+        if !vdev.starts_with("net_af_packet") || size <= 2048 || vdev.contains("framesz=") {
+            return vdev.to_string();
+        }
+        let mut block = size;
+        while !block.is_multiple_of(4096) {
+            block += size;
+        }
+        format!("{vdev},framesz={size},blocksz={block}")
+    }
+
+    /// The pool's data room per mbuf: [`StartupConfig::mbuf_data_size`] plus DPDK's
+    /// headroom (`RTE_PKTMBUF_HEADROOM`, 128), where labels are pushed.
+    pub fn mbuf_data_room(&self) -> u16 {
+        (MBUF_HEADROOM + self.mbuf_data_size()) as u16
+    }
+
+    /// Memory the packet pool takes: per mbuf its data room, the 128-byte `rte_mbuf` and
+    /// the mempool's 64-byte object header.
+    pub fn mempool_bytes(&self) -> u64 {
+        self.mempool_size() as u64 * (self.mbuf_data_room() as u64 + 128 + 64)
+    }
+
     /// TX queues to configure on `port`: as written, or one per worker.
     pub fn tx_queues(&self, port: u16) -> u16 {
         self.ports
@@ -458,7 +501,7 @@ impl StartupConfig {
         }
         for p in &self.ports {
             if let Some(v) = &p.vdev {
-                a.extend(["--vdev".into(), v.value.clone()]);
+                a.extend(["--vdev".into(), self.vdev_arg(&v.value)]);
             }
         }
         for v in &self.eal.vdevs {
@@ -660,6 +703,67 @@ routes: routes/demo.yaml
 ";
 
     #[test]
+    fn the_mbuf_data_room_fits_a_frame_of_the_largest_mtu() {
+        let jumbo = DEMO.replace("    rx_queues: 2\n", "    rx_queues: 2\n    mtu: 9000\n");
+        let c = parse(&jumbo).unwrap();
+        assert_eq!(c.ports[1].mtu.value, 9000);
+        assert!(c.mbuf_data_size() >= 9000 + 14 + 4);
+        assert_eq!(c.mbuf_data_room(), 128 + 9216);
+        let per_mbuf = 128 + 9216 + 128 + 64;
+        assert_eq!(c.mempool_bytes(), c.mempool_size() as u64 * per_mbuf);
+        let max = DEMO.replace("    rx_queues: 2\n", "    rx_queues: 2\n    mtu: 9600\n");
+        let c = parse(&max).unwrap();
+        assert_eq!(
+            c.mbuf_data_room(),
+            128 + 10240,
+            "the largest accepted MTU fits a u16"
+        );
+    }
+
+    #[test]
+    fn af_packet_ports_get_ring_frames_for_a_jumbo_mtu() {
+        let with_mtu = |mtu: u32| {
+            parse(&DEMO.replace(
+                "    rx_queues: 2\n",
+                &format!("    rx_queues: 2\n    mtu: {mtu}\n"),
+            ))
+            .unwrap()
+        };
+        let c = with_mtu(9000);
+        assert_eq!(
+            c.vdev_arg("net_af_packet0,iface=veth0"),
+            "net_af_packet0,iface=veth0,framesz=9216,blocksz=36864"
+        );
+        let own = "net_af_packet0,iface=v,framesz=4096";
+        assert_eq!(c.vdev_arg(own), own, "the user's framesz is kept");
+        assert_eq!(c.vdev_arg("net_pcap0,rx_pcap=a"), "net_pcap0,rx_pcap=a");
+        // Room in a ring frame (framesz minus the kernel's 34-byte offset of the MAC
+        // header) for the largest frame, no more than an mbuf holds, and whole frames
+        // in page-sized blocks.
+        for mtu in [2100u32, 4000, 9000, 9190, 9600] {
+            let c = with_mtu(mtu);
+            let arg = c.vdev_arg("net_af_packet0,iface=v");
+            let field = |k: &str| -> u32 {
+                arg.split(k)
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            let (frame, block) = (field("framesz="), field("blocksz="));
+            assert!(frame - 34 >= mtu + 14 + 4, "{mtu}: {arg}");
+            assert!(frame - 32 <= c.mbuf_data_size(), "{mtu}: {arg}");
+            assert!(block.is_multiple_of(4096) && block.is_multiple_of(frame), "{mtu}: {arg}");
+        }
+        let c = parse(DEMO).unwrap();
+        let plain = "net_af_packet0,iface=v";
+        assert_eq!(c.vdev_arg(plain), plain, "MTU 1500: as written");
+    }
+
+    #[test]
     fn defaults_and_derived_values() {
         let c = parse(DEMO).unwrap();
         assert_eq!(c.burst_size, 32);
@@ -682,6 +786,11 @@ routes: routes/demo.yaml
         // 3 RX + 2 TX queues of 1024 descriptors, 2 lcores x (256 cache + 32 burst).
         assert_eq!(c.mempool_needed(), 5 * 1024 + 2 * 288);
         assert_eq!(c.mempool_size(), 16383);
+        assert_eq!(
+            c.mbuf_data_room(),
+            128 + 2048,
+            "MTU 1500 keeps DPDK's default"
+        );
         assert_eq!(c.ports[0].device_name(), "net_pcap0");
         let ifs = c.port_ifaces(|id| [0, 0, 0, 0, 0, id as u8 + 7]);
         assert_eq!(ifs[0].mac, [0, 0, 0, 0, 0, 7]);

@@ -1,0 +1,204 @@
+//! Jumbo frames through the router: two hosts in network namespaces with MTU 9000,
+//! the router's ports on `net_af_packet` over veths, `ping -s 8000 -M do` across it
+//! (8028-byte IPv4 packets, DF set: they pass whole or not at all).
+//!
+//! Needs root (as CI runs); skipped with a message otherwise.
+
+mod common;
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, wait_bounded, TempDir};
+
+fn sh(args: &[&str]) {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false)
+}
+
+/// Namespaces of this test (unique names), removed on drop with their veths.
+struct Namespaces(Vec<String>);
+
+impl Namespaces {
+    fn add(&mut self, n: &str) -> String {
+        let name = format!("jb{}-{n}", std::process::id() % 100000);
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        sh(&["ip", "netns", "add", &name]);
+        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        self.0.push(name.clone());
+        name
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+/// A veth pair between two namespaces, both ends up with `mtu` and checksum offload off.
+fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
+    sh(&[
+        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
+    ]);
+    for (ns, i) in [(ns_a, a), (ns_b, b)] {
+        sh(&[
+            "ip",
+            "-n",
+            ns,
+            "link",
+            "set",
+            i,
+            "mtu",
+            &mtu.to_string(),
+            "up",
+        ]);
+        sh(&[
+            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
+        ]);
+    }
+}
+
+/// The router process, killed on drop if a failed assertion left it running (`ip netns
+/// exec` execs the router, so this is its pid).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn ping(ns: &str, dst: &str, extra: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, "ping"])
+        .args(extra)
+        .arg(dst)
+        .output()
+        .unwrap()
+}
+
+fn summary(o: &Output) -> String {
+    let s = String::from_utf8_lossy(&o.stdout);
+    s.lines()
+        .find(|l| l.contains("packet loss"))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let dir = TempDir::new("netns-jumbo");
+    let mut ns = Namespaces(Vec::new());
+    let (h1, h2, r) = (ns.add("h1"), ns.add("h2"), ns.add("r"));
+    link(&h1, "eth0", &r, "r-h1", 9000);
+    link(&h2, "eth0", &r, "r-h2", 9000);
+    for (h, a, gw) in [
+        (&h1, "10.1.0.2/24", "10.1.0.1"),
+        (&h2, "10.2.0.2/24", "10.2.0.1"),
+    ] {
+        sh(&["ip", "-n", h, "addr", "add", a, "dev", "eth0"]);
+        sh(&["ip", "-n", h, "route", "add", "default", "via", gw]);
+    }
+    // No framesz in the vdev strings: the router sizes af_packet's ring frames and its
+    // mbufs for the MTU.
+    let cfg = dir.path("jumbo.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {r}}}\n\
+             ports:\n\
+             \x20 - {{name: h1, vdev: \"net_af_packet_{r}0,iface=r-h1\", addresses: [10.1.0.1/24], mtu: 9000}}\n\
+             \x20 - {{name: h2, vdev: \"net_af_packet_{r}1,iface=r-h2\", addresses: [10.2.0.1/24], mtu: 9000}}\n\
+             metrics_listen: 127.0.0.1:0\n\
+             idle: {{backoff: {{}}}}\n"
+        ),
+    )
+    .unwrap();
+    let log = dir.path("router.log");
+    let mut router = Running(
+        Command::new("ip")
+            .args(["netns", "exec", &r])
+            .arg(bin())
+            .args([
+                "run",
+                "--stats-interval",
+                "0",
+                "--duration",
+                "60",
+                "--config",
+            ])
+            .arg(&cfg)
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("metrics: http")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "router did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Small pings first (ARP resolved both ways), then jumbo ones with DF.
+    let small = ping(&h1, "10.2.0.2", &["-c", "2", "-i", "0.2", "-W", "2"]);
+    let jumbo = ping(
+        &h1,
+        "10.2.0.2",
+        &["-c", "5", "-i", "0.2", "-W", "2", "-s", "8000", "-M", "do"],
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &router.0.id().to_string()])
+        .status();
+    wait_bounded(&mut router.0, Duration::from_secs(20));
+    let out = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        summary(&small).contains(" 0% packet loss"),
+        "{}\n{out}",
+        summary(&small)
+    );
+    assert!(
+        summary(&jumbo).contains(" 0% packet loss"),
+        "8000-byte pings: {}\n{}\n{out}",
+        summary(&jumbo),
+        String::from_utf8_lossy(&jumbo.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&jumbo.stdout).contains("8008 bytes from 10.2.0.2"),
+        "whole replies: {}",
+        String::from_utf8_lossy(&jumbo.stdout)
+    );
+    assert!(!out.contains("truncated="), "no frame cut short: {out}");
+    assert!(out.contains("mbufs not returned to the pool: 0"), "{out}");
+    assert!(
+        out.contains("mbufs unaccounted for by the workers: 0"),
+        "{out}"
+    );
+}
