@@ -11,6 +11,7 @@ mod control;
 mod counters;
 mod error;
 mod forward;
+pub mod fpm;
 pub mod metrics;
 mod report;
 mod runtime;

@@ -55,6 +55,32 @@ const CONTROL_TICK: Duration = Duration::from_millis(5);
 /// Capacity of the workers' queue to the slow path.
 const PUNT_QUEUE: usize = 1024;
 
+/// Starts the FPM listener when the `fpm:` section is present and hands its control
+/// side to `control`; else a channel that never delivers.
+#[allow(clippy::type_complexity)]
+fn start_fpm(
+    startup: &StartupConfig,
+    ports: &[config::startup::PortIface],
+    control: &mut ControlPlane,
+    stats: &Arc<crate::fpm::FpmStats>,
+) -> Result<
+    (
+        Option<crate::fpm::Listener>,
+        crossbeam_channel::Receiver<Vec<fpm::Change>>,
+    ),
+    RouterError,
+> {
+    let Some(cfg) = &startup.fpm else {
+        return Ok((None, crossbeam_channel::never()));
+    };
+    let max_labels = (startup.max_label_depth as usize).min(net::fib::MAX_PUSH);
+    let (l, c, rx) = crate::fpm::start(cfg, ports, max_labels, stats.clone())
+        .map_err(|e| RouterError::Spec(format!("fpm: cannot listen on {}: {e}", cfg.listen)))?;
+    println!("fpm: listening on {}", l.addr());
+    control.attach_fpm(c);
+    Ok((Some(l), rx))
+}
+
 fn drop_reason_name(i: usize) -> Option<&'static str> {
     DropReason::ALL.get(i).map(|r| r.as_str())
 }
@@ -188,6 +214,9 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     );
     let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
     control.attach(rcu.clone());
+    let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
+    let (fpm_listener, mut fpm_rx) =
+        start_fpm(&routing.startup, &port_ifaces, &mut control, &fpm_stats)?;
     let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
     let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(256);
     let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(1024);
@@ -272,6 +301,14 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             registry
                 .register(Box::new(control_arc.reload_duration.clone()))
                 .expect("histogram descriptor is unique");
+            if fpm_listener.is_some() {
+                registry
+                    .register(Box::new(crate::fpm::metrics::FpmCollector::new(
+                        fpm_stats.clone(),
+                        control_arc.clone(),
+                    )))
+                    .expect("fpm descriptors are unique");
+            }
             match MetricsServer::start(addr, registry) {
                 Ok(s) => {
                     println!("metrics: http://{}/metrics", s.addr());
@@ -323,6 +360,9 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         if let Some(d) = spec.duration {
             wake = wake.min(started + d);
         }
+        if let Some(at) = control.fpm_deadline() {
+            wake = wake.min(at);
+        }
         let mut events_closed = false;
         crossbeam_channel::select! {
             recv(input_rx) -> first => {
@@ -342,12 +382,22 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
                 }
                 Err(_) => events_closed = true,
             },
+            recv(fpm_rx) -> b => match b {
+                Ok(b) => {
+                    control.fpm_receive(b);
+                    for more in fpm_rx.try_iter() {
+                        control.fpm_receive(more);
+                    }
+                }
+                Err(_) => fpm_rx = crossbeam_channel::never(),
+            },
             default(wake.saturating_duration_since(now)) => {}
         }
         if events_closed {
             // The slow path is gone; do not spin on its closed channel.
             events = crossbeam_channel::never();
         }
+        control.fpm_poll();
         control.poll(signals.take_reload());
         if signals.stop_requested() {
             break;
@@ -365,6 +415,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         }
     }
     drop(input_tx);
+    drop(fpm_listener);
 
     worker_stop.store(true, Ordering::SeqCst);
     let mut failures = Vec::new();
