@@ -36,6 +36,7 @@ pub const LWTUNNEL_ENCAP_MPLS: u16 = 1;
 pub const MPLS_IPTUNNEL_DST: u16 = 1;
 pub const AF_UNSPEC: u8 = 0;
 pub const AF_INET: u8 = 2;
+pub const AF_INET6: u8 = 10;
 pub const AF_MPLS: u8 = 28;
 
 fn bad(msg: impl Into<String>) -> MsgError {
@@ -83,7 +84,9 @@ pub fn decode(op: Op, body: &[u8], limits: Limits) -> Result<Message, MsgError> 
     } else if f.blackhole {
         NexthopBody::Blackhole
     } else {
-        if !matches!(family, AF_UNSPEC | AF_INET | AF_MPLS) {
+        // zebra sends an inet6 interface next hop (NHA_OIF only) for every interface's
+        // link-local route: keep it (harmless); an IPv6 gateway is refused below.
+        if !matches!(family, AF_UNSPEC | AF_INET | AF_INET6 | AF_MPLS) {
             return Err(MsgError::UnsupportedFamily(family));
         }
         if let Some(t) = f.encap_type.filter(|&t| t != LWTUNNEL_ENCAP_MPLS) {
@@ -115,7 +118,7 @@ fn fields(attrs: &[u8]) -> Result<Fields, MsgError> {
             NHA_OIF => f.oif = u32_of(v, "NHA_OIF")?,
             NHA_GATEWAY => match v.len() {
                 4 => f.gateway = Some(u32::from_be_bytes(v.try_into().unwrap())),
-                16 => return Err(MsgError::UnsupportedFamily(10)),
+                16 => return Err(MsgError::UnsupportedFamily(AF_INET6)),
                 n => return Err(bad(format!("NHA_GATEWAY is {n} bytes"))),
             },
             NHA_ENCAP_TYPE => {

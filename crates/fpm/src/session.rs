@@ -7,7 +7,8 @@
 //! - `disconnect`: routes are kept for `hold_time`; a reconnect within it resyncs, else
 //!   everything is withdrawn when it expires.
 //! - Next-hop groups: routes that name one by id are re-resolved whenever it (or a
-//!   member of it) changes; routes with inline next hops work without groups.
+//!   member of it) changes; routes with inline next hops work without groups. Stale
+//!   routes are not: zebra reuses ids for other next hops after a restart.
 //!
 //! Output is a list of [`Change`]s (key -> target or removal), drained by the caller,
 //! plus [`Event`]s to log. It never does I/O and never reads a clock.
@@ -346,9 +347,11 @@ impl Session {
         }
     }
 
-    /// Resolves the stored route of `key` and emits what changed.
+    /// Resolves the stored route of `key` and emits what changed. A stale route keeps
+    /// what it has: next-hop ids are not stable across zebra restarts, so the new
+    /// session's object with the same id says nothing about the old route.
     fn refresh(&mut self, key: Key) {
-        let Some(s) = self.routes.get(&key) else {
+        let Some(s) = self.routes.get(&key).filter(|s| !s.stale) else {
             return;
         };
         let result = resolve(key, &s.body, &self.groups, &self.ports);
