@@ -73,6 +73,8 @@ pub struct ControlPlane {
     /// When the last read of the routes file started.
     last_read: Option<Instant>,
     missing_reported: bool,
+    /// Routes from FRR's zebra, when the `fpm:` section is on.
+    fpm: Option<crate::fpm::FpmControl>,
 }
 
 impl ControlPlane {
@@ -133,6 +135,7 @@ impl ControlPlane {
             last_check: Instant::now(),
             last_read: None,
             missing_reported: false,
+            fpm: None,
         };
         cp.set_statics();
         Ok((cp, fib))
@@ -335,15 +338,50 @@ impl ControlPlane {
         self.statics.set(entries.map(|n| ((n.port, n.ip), n.mac)));
     }
 
-    /// Publishes a table from the reload state, with the neighbors learned so far.
+    /// Publishes a table from the reload state, with the FPM routes the file does not
+    /// name and the neighbors learned so far.
     fn publish(&mut self, fib: Fib) -> Result<(), net::fib::FibError> {
         self.set_statics();
         let mut delta = fib.derive();
+        if let Some(f) = self.fpm.as_mut() {
+            f.set_file_view(&fib);
+            f.reapply_all(&mut delta, &self.learned);
+        }
         let statics = self.statics.clone();
         self.learned
             .reapply(&mut delta, &self.ports, |p, ip| statics.contains(p, ip))?;
         self.publish_delta(delta);
         Ok(())
+    }
+
+    /// Turns FPM on: `f` gets the running table as the file's view.
+    pub fn attach_fpm(&mut self, mut f: crate::fpm::FpmControl) {
+        self.rcu.with_current(|fib| f.set_file_view(fib));
+        self.fpm = Some(f);
+    }
+
+    /// FPM changes from the listener; applied by [`Self::fpm_poll`] when due.
+    pub fn fpm_receive(&mut self, batch: Vec<fpm::Change>) {
+        if let Some(f) = self.fpm.as_mut() {
+            f.receive(batch, Instant::now());
+        }
+    }
+
+    /// When FPM changes are due to be published.
+    pub fn fpm_deadline(&self) -> Option<Instant> {
+        self.fpm.as_ref().and_then(|f| f.deadline())
+    }
+
+    /// Publishes the FPM changes of the last interval as one new table.
+    pub fn fpm_poll(&mut self) {
+        let Some(f) = self.fpm.as_mut() else { return };
+        let Some(changes) = f.take_due(Instant::now()) else {
+            return;
+        };
+        let mut delta = self.rcu.with_current(|fib| fib.derive());
+        f.apply(&mut delta, &changes, &self.learned);
+        f.published();
+        self.publish_delta(delta);
     }
 
     /// Stamps the next generation on `delta` and publishes it.

@@ -11,6 +11,7 @@ mod control;
 mod counters;
 mod error;
 mod forward;
+pub mod fpm;
 mod idle;
 mod learned;
 pub mod metrics;

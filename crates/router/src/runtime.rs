@@ -95,6 +95,32 @@ struct Threads {
     slow: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Starts the FPM listener when the `fpm:` section is present and hands its control
+/// side to `control`; else a channel that never delivers.
+#[allow(clippy::type_complexity)]
+fn start_fpm(
+    startup: &StartupConfig,
+    ports: &[config::startup::PortIface],
+    control: &mut ControlPlane,
+    stats: &Arc<crate::fpm::FpmStats>,
+) -> Result<
+    (
+        Option<crate::fpm::Listener>,
+        crossbeam_channel::Receiver<Vec<fpm::Change>>,
+    ),
+    RouterError,
+> {
+    let Some(cfg) = &startup.fpm else {
+        return Ok((None, crossbeam_channel::never()));
+    };
+    let max_labels = (startup.max_label_depth as usize).min(net::fib::MAX_PUSH);
+    let (l, c, rx) = crate::fpm::start(cfg, ports, max_labels, stats.clone())
+        .map_err(|e| RouterError::Spec(format!("fpm: cannot listen on {}: {e}", cfg.listen)))?;
+    println!("fpm: listening on {}", l.addr());
+    control.attach_fpm(c);
+    Ok((Some(l), rx))
+}
+
 impl Threads {
     fn new() -> Threads {
         Threads {
@@ -167,6 +193,9 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     print_tables(&first);
     let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
     control.attach(rcu.clone());
+    let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
+    let (fpm_listener, fpm_rx) =
+        start_fpm(&routing.startup, &port_ifaces, &mut control, &fpm_stats)?;
     let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
     let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(EVENT_QUEUE);
     let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(INJECT_QUEUE);
@@ -197,7 +226,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         stop: threads.slow_stop.clone(),
     };
     threads.slow = Some(spawn_slow_path(slow, punt_rx, spec.test_fault)?);
-    let _metrics = start_metrics(spec, &dev_ids, &counters, &control_stats)?;
+    let fpm_metrics = fpm_listener.as_ref().map(|_| &fpm_stats);
+    let _metrics = start_metrics(spec, &dev_ids, &counters, &control_stats, fpm_metrics)?;
 
     let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
     let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
@@ -207,6 +237,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         &signals,
         &mut control,
         event_rx,
+        fpm_rx,
         &threads,
         &counters,
         &mut reporter,
@@ -507,6 +538,7 @@ fn start_metrics(
     dev_ids: &[u16],
     counters: &[Arc<WorkerCounters>],
     control: &Arc<ControlStats>,
+    fpm: Option<&Arc<crate::fpm::FpmStats>>,
 ) -> Result<Option<MetricsServer>, RouterError> {
     let Some(addr) = spec.metrics_listen else {
         return Ok(None);
@@ -530,6 +562,14 @@ fn start_metrics(
     registry
         .register(Box::new(control.reload_duration.clone()))
         .expect("histogram descriptor is unique");
+    if let Some(f) = fpm {
+        registry
+            .register(Box::new(crate::fpm::metrics::FpmCollector::new(
+                f.clone(),
+                control.clone(),
+            )))
+            .expect("fpm descriptors are unique");
+    }
     let s = MetricsServer::start(addr, registry)?;
     println!("metrics: http://{}/metrics", s.addr());
     Ok(Some(s))
@@ -545,6 +585,7 @@ fn control_loop(
     signals: &SignalFlags,
     control: &mut ControlPlane,
     mut events: Receiver<SlowPathEvent>,
+    mut fpm_rx: Receiver<Vec<fpm::Change>>,
     threads: &Threads,
     counters: &[Arc<WorkerCounters>],
     reporter: &mut Reporter,
@@ -580,6 +621,9 @@ fn control_loop(
         if let Some(d) = spec.duration {
             wake = wake.min(started + d);
         }
+        if let Some(at) = control.fpm_deadline() {
+            wake = wake.min(at);
+        }
         let mut events_closed = false;
         crossbeam_channel::select! {
             recv(input_rx) -> first => {
@@ -598,6 +642,15 @@ fn control_loop(
                 Ok(ev) => control.slow_path_events(std::iter::once(ev).chain(events.try_iter())),
                 Err(_) => events_closed = true,
             },
+            recv(fpm_rx) -> b => match b {
+                Ok(b) => {
+                    control.fpm_receive(b);
+                    for more in fpm_rx.try_iter() {
+                        control.fpm_receive(more);
+                    }
+                }
+                Err(_) => fpm_rx = crossbeam_channel::never(),
+            },
             default(wake.saturating_duration_since(now)) => {}
         }
         if events_closed {
@@ -605,6 +658,7 @@ fn control_loop(
             // closed channel.
             events = crossbeam_channel::never();
         }
+        control.fpm_poll();
         control.poll(signals.take_reload());
         if signals.stop_requested() {
             return None;

@@ -16,7 +16,13 @@ use std::path::{Path as FsPath, PathBuf};
 
 use serde::Deserialize;
 
+mod fpm;
 mod validate;
+
+pub use fpm::{
+    FpmConfig, LinuxIf, DEFAULT_FPM_LISTEN, DEFAULT_HOLD_TIME_S, DEFAULT_PUBLISH_INTERVAL_MS,
+    DEFAULT_RESYNC_SETTLE_MS,
+};
 
 use crate::de::{Decoder, Path, Spanned};
 use crate::diag::{ConfigError, Diagnostic, Diagnostics};
@@ -39,6 +45,7 @@ pub const STARTUP_KEYS: &[&str] = &[
     "max_label_depth",
     "ttl_expiry_reply",
     "max_routes_file_bytes",
+    "fpm",
 ];
 
 /// EAL settings: convenience keys plus raw `args` appended last (they win).
@@ -280,6 +287,8 @@ pub struct StartupConfig {
     pub ttl_expiry_reply: TtlExpiryReply,
     /// Largest routes file read, at startup, on reload and by `check` (bytes).
     pub max_routes_file_bytes: u64,
+    /// FRR's zebra over FPM; `None` (the default) keeps the listener off.
+    pub fpm: Option<FpmConfig>,
 }
 
 /// A worker with its queues resolved to port ids.
@@ -575,7 +584,9 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         max_label_depth: DEFAULT_MAX_LABEL_DEPTH,
         ttl_expiry_reply: TtlExpiryReply::default(),
         max_routes_file_bytes: DEFAULT_MAX_ROUTES_FILE_BYTES,
+        fpm: None,
     };
+    let mut fpm_section = None;
     let mut seen_ports = false;
     // Source index of each decoded port/worker: bad elements are skipped, and messages
     // must still name the element as written.
@@ -615,6 +626,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             "max_label_depth" => depth = d.value::<Spanned<u8>>(v, &p),
             "ttl_expiry_reply" => cfg.ttl_expiry_reply = d.value(v, &p).unwrap_or_default(),
             "max_routes_file_bytes" => max_routes = d.value::<Spanned<u64>>(v, &p),
+            "fpm" => fpm_section = Some(d.value::<fpm::FpmSection>(v, &p).unwrap_or_default()),
             _ => unreachable!("top_level filters keys"),
         }
     }
@@ -672,6 +684,17 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
                 Some("write e.g. 127.0.0.1:9550 or 0.0.0.0:9550".into()),
             ),
         }
+    }
+    if let Some(sec) = fpm_section {
+        let names: Vec<&str> = cfg.ports.iter().map(|p| p.name.value.as_str()).collect();
+        let f = fpm::decode(
+            d,
+            sec,
+            &Path::Key(&Path::Root, "fpm"),
+            |n| cfg.port_id(n),
+            &names.join(", "),
+        );
+        cfg.fpm = Some(f);
     }
     validate::validate(d, &cfg, root, &port_idx, &worker_idx);
     cfg
@@ -756,7 +779,10 @@ routes: routes/demo.yaml
             let (frame, block) = (field("framesz="), field("blocksz="));
             assert!(frame - 34 >= mtu + 14 + 4, "{mtu}: {arg}");
             assert!(frame - 32 <= c.mbuf_data_size(), "{mtu}: {arg}");
-            assert!(block.is_multiple_of(4096) && block.is_multiple_of(frame), "{mtu}: {arg}");
+            assert!(
+                block.is_multiple_of(4096) && block.is_multiple_of(frame),
+                "{mtu}: {arg}"
+            );
         }
         let c = parse(DEMO).unwrap();
         let plain = "net_af_packet0,iface=v";
@@ -875,6 +901,28 @@ colour: red
         assert_eq!((d.line, d.col, d.path.as_str()), (1, 15, "eal.lcores"));
         let c = parse("eal: {lcores: 2-3}\nports: [{name: a, vdev: net_null0}]\n").unwrap();
         assert_eq!(c.workers()[0].lcore, 3);
+    }
+
+    #[test]
+    fn fpm_section_off_by_default_and_decoded() {
+        assert_eq!(parse(DEMO).unwrap().fpm, None);
+        let c = parse(&format!(
+            "{DEMO}fpm:\n  listen: 127.0.0.1:2700\n  hold_time_s: 5\n  interfaces: {{\"7\": out, eth1: in}}\n"
+        ))
+        .unwrap();
+        let f = c.fpm.unwrap();
+        assert_eq!(f.listen.to_string(), "127.0.0.1:2700");
+        assert_eq!(f.hold_time, std::time::Duration::from_secs(5));
+        assert_eq!(
+            f.resync_settle.as_millis(),
+            DEFAULT_RESYNC_SETTLE_MS as u128
+        );
+        assert_eq!(
+            f.interfaces,
+            vec![(LinuxIf::Index(7), 1), (LinuxIf::Name("eth1".into()), 0)]
+        );
+        let c = parse(&format!("{DEMO}fpm: {{}}\n")).unwrap();
+        assert_eq!(c.fpm.unwrap().listen.to_string(), DEFAULT_FPM_LISTEN);
     }
 
     #[test]

@@ -1,0 +1,153 @@
+//! From what zebra said to what the router installs: next hops mapped to ports,
+//! next-hop groups expanded, label operations chosen.
+
+use std::collections::HashMap;
+
+use crate::error::MsgError;
+use crate::msg::{Key, NexthopBody, Path, RouteBody};
+use crate::ports::PortMap;
+
+/// A next hop on a port, with the labels it writes and its ECMP weight.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Hop {
+    pub port: u16,
+    /// Gateway, host byte order.
+    pub via: u32,
+    /// Push (IPv4) or out-stack (labels), outermost first; empty = none / pop.
+    pub labels: Vec<u32>,
+    pub weight: u32,
+}
+
+/// What an FPM route installs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// IPv4: blackhole, unreachable or prohibit.
+    Drop,
+    /// IPv4: an interface route without gateway; neighbours are resolved by ARP.
+    Connected { port: u16 },
+    /// IPv4: forward (ECMP when several), pushing each hop's labels.
+    Forward(Vec<Hop>),
+    /// Label: pop and forward (PHP); hops push nothing.
+    Pop(Vec<Hop>),
+    /// Label: swap the top label for each hop's stack (one or more labels).
+    Swap(Vec<Hop>),
+    /// Label: pop and look up what is below (the label terminates here).
+    PopAndLookup,
+}
+
+/// The next-hop objects zebra has sent, by id.
+pub type Groups = HashMap<u32, NexthopBody>;
+
+/// Resolves a route body for `key`.
+pub fn resolve(
+    key: Key,
+    body: &RouteBody,
+    groups: &Groups,
+    ports: &PortMap,
+) -> Result<Target, MsgError> {
+    let paths: Vec<Path> = match body {
+        RouteBody::Drop => return drop_target(key),
+        RouteBody::Paths(p) => p.clone(),
+        RouteBody::Group(id) => match expand(*id, groups)? {
+            None => return drop_target(key),
+            Some(p) => p,
+        },
+    };
+    match key {
+        Key::Ipv4 { .. } => ipv4(&paths, ports),
+        Key::Label(_) => label(&paths, ports),
+    }
+}
+
+fn drop_target(key: Key) -> Result<Target, MsgError> {
+    match key {
+        Key::Ipv4 { .. } => Ok(Target::Drop),
+        // A label table entry cannot drop; zebra does not send blackhole LSPs.
+        Key::Label(_) => Err(MsgError::UnsupportedRouteType(6)),
+    }
+}
+
+/// The paths of next-hop object `id`; `None` for a blackhole.
+fn expand(id: u32, groups: &Groups) -> Result<Option<Vec<Path>>, MsgError> {
+    match groups.get(&id).ok_or(MsgError::UnknownGroup(id))? {
+        NexthopBody::Blackhole => Ok(None),
+        NexthopBody::Single(p) => Ok(Some(vec![p.clone()])),
+        NexthopBody::Group(members) => {
+            let mut out = Vec::with_capacity(members.len());
+            for &(m, w) in members {
+                match groups.get(&m).ok_or(MsgError::UnknownGroup(m))? {
+                    NexthopBody::Single(p) => out.push(Path {
+                        weight: w,
+                        ..p.clone()
+                    }),
+                    NexthopBody::Blackhole => {}
+                    NexthopBody::Group(_) => {
+                        return Err(MsgError::MalformedNexthop(format!(
+                            "group {id} nests group {m}"
+                        )))
+                    }
+                }
+            }
+            if out.is_empty() {
+                return Err(MsgError::EmptyGroup(id));
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+fn hop(p: &Path, ports: &PortMap) -> Result<Hop, MsgError> {
+    let no_port = || MsgError::NoPort {
+        gateway: p
+            .gateway
+            .map_or("none".into(), |g| std::net::Ipv4Addr::from(g).to_string()),
+        ifindex: p.ifindex,
+    };
+    let via = p.gateway.ok_or_else(no_port)?;
+    let port = ports.port_for(Some(via), p.ifindex).ok_or_else(no_port)?;
+    Ok(Hop {
+        port,
+        via,
+        labels: p.labels.clone(),
+        weight: p.weight.max(1),
+    })
+}
+
+fn ipv4(paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> {
+    if let [p] = paths {
+        if p.gateway.is_none() && p.labels.is_empty() {
+            return match ports.port_for(None, p.ifindex) {
+                Some(port) => Ok(Target::Connected { port }),
+                None => Err(MsgError::NoPort {
+                    gateway: "none".into(),
+                    ifindex: p.ifindex,
+                }),
+            };
+        }
+    }
+    let hops = paths
+        .iter()
+        .map(|p| hop(p, ports))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Target::Forward(hops))
+}
+
+fn label(paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> {
+    if paths
+        .iter()
+        .all(|p| p.gateway.is_none() && p.labels.is_empty())
+    {
+        return Ok(Target::PopAndLookup);
+    }
+    let hops = paths
+        .iter()
+        .map(|p| hop(p, ports))
+        .collect::<Result<Vec<_>, _>>()?;
+    if hops.iter().all(|h| h.labels.is_empty()) {
+        Ok(Target::Pop(hops))
+    } else if hops.iter().all(|h| !h.labels.is_empty()) {
+        Ok(Target::Swap(hops))
+    } else {
+        Err(MsgError::MixedLabelOps)
+    }
+}

@@ -1,0 +1,293 @@
+//! Real zebra byte streams (FRR 8.4, `dplane_fpm_nl`, recorded by the FRR harness; see
+//! `tests/data/NOTES.md`) replayed through the session: the decoder and the session
+//! must give exactly the routes zebra selected, with and without next-hop groups.
+//! Interfaces in the recording: ifindex 3/5/7 = port0/port1/port2 (10.0.{0,1,2}.1/24).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fpm::{Hop, Key, Limits, PortMap, PortSubnets, Session, SessionConfig, State, Target};
+
+type Table = BTreeMap<Key, Target>;
+
+fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
+    u32::from_be_bytes([a, b, c, d])
+}
+
+fn data(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn session(now: Instant) -> Session {
+    let ports = (0..3u8)
+        .map(|i| PortSubnets {
+            id: i as u16,
+            subnets: vec![(ip(10, 0, i, 1), 24)],
+        })
+        .collect();
+    let cfg = SessionConfig {
+        hold_time: Duration::from_secs(30),
+        resync_settle: Duration::from_millis(500),
+        limits: Limits { max_labels: 8 },
+    };
+    Session::new(
+        cfg,
+        PortMap::new(ports, HashMap::from([(3, 0), (5, 1), (7, 2)])),
+        now,
+    )
+}
+
+fn apply(t: &mut Table, s: &mut Session) -> usize {
+    let c = s.take_changes();
+    for ch in &c {
+        match &ch.target {
+            Some(x) => t.insert(ch.key, (**x).clone()),
+            None => t.remove(&ch.key),
+        };
+    }
+    c.len()
+}
+
+/// The table after each part of connection 1 of `scenario`.
+fn replay(scenario: &str) -> Vec<Table> {
+    let mut now = Instant::now();
+    let mut s = session(now);
+    s.connect(now);
+    let mut t = Table::new();
+    let mut out = Vec::new();
+    for part in 0.. {
+        let name = format!("{scenario}.1.{part}.bin");
+        if !PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(&name)
+            .exists()
+        {
+            break;
+        }
+        s.feed(&data(&name), now).unwrap();
+        now += Duration::from_secs(2);
+        s.poll(now);
+        apply(&mut t, &mut s);
+        out.push(t.clone());
+    }
+    // Only the IPv6 link-local route is refused, once per connect.
+    let st = s.stats();
+    let errors: u64 = st.errors.iter().sum();
+    assert_eq!(
+        errors,
+        st.errors_of("unsupported_family"),
+        "{scenario}: {st:?}"
+    );
+    assert_eq!(st.errors_of("unsupported_family"), 1, "{scenario}");
+    out
+}
+
+fn v4(a: u8, b: u8, c: u8, d: u8, len: u8) -> Key {
+    Key::Ipv4 {
+        addr: ip(a, b, c, d),
+        len,
+    }
+}
+
+fn hop(port: u16, via: u32, labels: &[u32]) -> Hop {
+    Hop {
+        port,
+        via,
+        labels: labels.to_vec(),
+        weight: 1,
+    }
+}
+
+fn connected() -> Table {
+    (0..3u8)
+        .map(|i| (v4(10, 0, i, 0, 24), Target::Connected { port: i as u16 }))
+        .collect()
+}
+
+fn with(entries: &[(Key, Target)]) -> Table {
+    let mut t = connected();
+    t.extend(entries.iter().cloned());
+    t
+}
+
+/// Both variants give the same tables, and these.
+fn check(scenario: &str, want: &[Table]) {
+    let nhg = replay(scenario);
+    let plain = replay(&format!("{scenario}-nonhg"));
+    assert_eq!(nhg, want, "{scenario} with next-hop groups");
+    assert_eq!(plain, want, "{scenario} without next-hop groups");
+}
+
+#[test]
+fn a_static_routes_added_and_deleted() {
+    let added = with(&[
+        (
+            v4(192, 0, 2, 0, 24),
+            Target::Forward(vec![hop(1, ip(10, 0, 1, 2), &[])]),
+        ),
+        (
+            v4(198, 51, 100, 0, 24),
+            Target::Forward(vec![hop(0, ip(10, 0, 0, 2), &[])]),
+        ),
+        (
+            v4(203, 0, 113, 7, 32),
+            Target::Forward(vec![hop(2, ip(10, 0, 2, 2), &[])]),
+        ),
+    ]);
+    check("a-static", &[connected(), added, connected()]);
+}
+
+#[test]
+fn b_ecmp_and_replace_in_one_frame() {
+    let both = Target::Forward(vec![
+        hop(1, ip(10, 0, 1, 2), &[]),
+        hop(2, ip(10, 0, 2, 2), &[]),
+    ]);
+    let same_port = Target::Forward(vec![
+        hop(1, ip(10, 0, 1, 2), &[]),
+        hop(1, ip(10, 0, 1, 3), &[]),
+    ]);
+    let one = Target::Forward(vec![hop(1, ip(10, 0, 1, 2), &[])]);
+    check(
+        "b-ecmp",
+        &[
+            connected(),
+            with(&[
+                (v4(192, 0, 2, 0, 24), both),
+                (v4(198, 51, 100, 0, 24), same_port.clone()),
+            ]),
+            with(&[
+                (v4(192, 0, 2, 0, 24), one),
+                (v4(198, 51, 100, 0, 24), same_port),
+            ]),
+            connected(),
+        ],
+    );
+}
+
+#[test]
+fn c_push_labels_single_stacked_and_per_path() {
+    let added = with(&[
+        (
+            v4(192, 0, 2, 0, 24),
+            Target::Forward(vec![hop(1, ip(10, 0, 1, 2), &[100])]),
+        ),
+        (
+            v4(198, 51, 100, 0, 24),
+            Target::Forward(vec![hop(1, ip(10, 0, 1, 2), &[100, 200])]),
+        ),
+        (
+            v4(203, 0, 113, 0, 24),
+            Target::Forward(vec![
+                hop(1, ip(10, 0, 1, 2), &[300]),
+                hop(2, ip(10, 0, 2, 2), &[301]),
+            ]),
+        ),
+    ]);
+    check("c-push", &[connected(), added, connected()]);
+}
+
+#[test]
+fn d_lsp_swap_php_explicit_null_ecmp() {
+    let base = [
+        (
+            Key::Label(100),
+            Target::Swap(vec![hop(1, ip(10, 0, 1, 2), &[200])]),
+        ),
+        (
+            Key::Label(101),
+            Target::Pop(vec![hop(1, ip(10, 0, 1, 2), &[])]),
+        ),
+        (
+            Key::Label(102),
+            Target::Swap(vec![hop(1, ip(10, 0, 1, 2), &[0])]),
+        ),
+    ];
+    let mut part1 = with(&base);
+    part1.insert(
+        Key::Label(103),
+        Target::Swap(vec![
+            hop(1, ip(10, 0, 1, 2), &[500]),
+            hop(2, ip(10, 0, 2, 2), &[501]),
+        ]),
+    );
+    let mut part2 = with(&base);
+    part2.insert(
+        Key::Label(103),
+        Target::Swap(vec![hop(1, ip(10, 0, 1, 2), &[500])]),
+    );
+    check("d-lsp", &[connected(), part1, part2, connected()]);
+}
+
+#[test]
+fn h_blackhole_and_unreachable_drop() {
+    let added = with(&[
+        (v4(192, 0, 2, 0, 24), Target::Drop),
+        (v4(198, 51, 100, 0, 24), Target::Drop),
+        (v4(203, 0, 113, 0, 24), Target::Drop),
+    ]);
+    check("h-blackhole", &[connected(), added, connected()]);
+}
+
+#[test]
+fn i_replace_moves_the_route_and_back() {
+    let p1 = Target::Forward(vec![hop(1, ip(10, 0, 1, 2), &[])]);
+    let p2 = Target::Forward(vec![hop(2, ip(10, 0, 2, 2), &[])]);
+    let k = v4(192, 0, 2, 0, 24);
+    check(
+        "i-replace",
+        &[
+            connected(),
+            with(&[(k, p1.clone())]),
+            with(&[(k, p2)]),
+            with(&[(k, p1)]),
+        ],
+    );
+}
+
+/// zebra restarted: the new session renumbers next-hop objects (id 11 was a gateway,
+/// becomes an interface) and resends everything. Nothing may move in between, and the
+/// sweep withdraws nothing.
+fn restart(scenario: &str) {
+    let mut now = Instant::now();
+    let mut s = session(now);
+    let mut t = Table::new();
+    s.connect(now);
+    s.feed(&data(&format!("{scenario}.1.0.bin")), now).unwrap();
+    now += Duration::from_secs(1);
+    s.poll(now);
+    apply(&mut t, &mut s);
+    assert!(t.len() > 3, "{scenario}: {t:?}");
+    s.disconnect(now);
+    now += Duration::from_secs(5);
+    s.poll(now);
+    s.connect(now);
+    let bytes = data(&format!("{scenario}.2.0.bin"));
+    for chunk in bytes.chunks(7) {
+        s.feed(chunk, now).unwrap();
+        assert_eq!(
+            s.take_changes(),
+            vec![],
+            "{scenario}: a route moved during the resync"
+        );
+    }
+    now += Duration::from_secs(1);
+    s.poll(now);
+    assert_eq!(s.state(), State::Established);
+    assert_eq!(
+        apply(&mut t, &mut s),
+        0,
+        "{scenario}: the sweep withdrew something"
+    );
+    assert_eq!(s.stats().swept, 0);
+}
+
+#[test]
+fn g_restart_resync_disturbs_nothing() {
+    restart("g-restart");
+    restart("g-restart-nonhg");
+}

@@ -1,0 +1,234 @@
+//! The control side of FPM: the FPM routes as last heard, coalesced into batches, and
+//! their translation into table edits on a [`FibDelta`].
+//!
+//! Precedence lives in [`FpmControl::file_names`] alone: the routes file (with the
+//! connected and local routes compiled from the ports) wins for any prefix or label it
+//! binds, as the operator's override. FPM fills in the rest. When a reload stops
+//! naming something, [`FpmControl::reapply_all`] on the new table brings the FPM route
+//! back; when FPM withdraws something the file binds, the file's entry stays.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use config::startup::PortIface;
+use fpm::{Change, Hop, Key, Target};
+use net::fib::{
+    Adjacency, Fib, FibDelta, FibError, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget,
+    TtlMode,
+};
+
+use super::stats::FpmStats;
+
+use crate::learned::Learned;
+
+/// FPM routes, pending changes and the file's view; see the module docs.
+pub struct FpmControl {
+    mirror: HashMap<Key, Arc<Target>>,
+    /// What the routes file binds (the last table a reload produced, before FPM routes
+    /// and learned neighbours were added).
+    file: Option<FibDelta>,
+    pending: Vec<Change>,
+    since: Option<Instant>,
+    interval: Duration,
+    ports: Vec<PortIface>,
+    stats: Arc<FpmStats>,
+}
+
+impl FpmControl {
+    pub fn new(interval: Duration, ports: Vec<PortIface>, stats: Arc<FpmStats>) -> FpmControl {
+        FpmControl {
+            mirror: HashMap::new(),
+            file: None,
+            pending: Vec::new(),
+            since: None,
+            interval,
+            ports,
+            stats,
+        }
+    }
+
+    /// Changes from the listener; published at the end of the interval.
+    pub fn receive(&mut self, batch: Vec<Change>, now: Instant) {
+        self.stats.changes.fetch_add(batch.len() as u64, Relaxed);
+        if self.pending.is_empty() {
+            self.since = Some(now);
+        }
+        self.pending.extend(batch);
+    }
+
+    /// When the pending changes are due.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.since.map(|s| s + self.interval)
+    }
+
+    /// The pending changes, if their interval has passed.
+    pub fn take_due(&mut self, now: Instant) -> Option<Vec<Change>> {
+        if self.deadline().is_some_and(|d| now >= d) {
+            self.since = None;
+            return Some(std::mem::take(&mut self.pending));
+        }
+        None
+    }
+
+    /// Counts one publish of FPM changes.
+    pub fn published(&self) {
+        self.stats.publishes.fetch_add(1, Relaxed);
+    }
+
+    /// A reload produced `fib` (before learned neighbours): it is the file's view now.
+    pub fn set_file_view(&mut self, fib: &Fib) {
+        self.file = Some(fib.derive());
+    }
+
+    /// The precedence rule: whether the routes file binds `key` itself.
+    pub fn file_names(&self, key: Key) -> bool {
+        let Some(f) = &self.file else { return false };
+        match key {
+            Key::Ipv4 { addr, len } => f.ipv4_route(addr, len).is_some(),
+            Key::Label(l) => f.label(l).is_some(),
+        }
+    }
+
+    /// Applies FPM changes to `delta` and remembers them.
+    pub fn apply(&mut self, delta: &mut FibDelta, changes: &[Change], learned: &Learned) {
+        for c in changes {
+            let before = self.mirror.contains_key(&c.key);
+            match &c.target {
+                Some(t) => self.mirror.insert(c.key, t.clone()),
+                None => self.mirror.remove(&c.key),
+            };
+            let after = self.mirror.contains_key(&c.key);
+            let i = matches!(c.key, Key::Label(_)) as usize;
+            let slot = if self.file_names(c.key) {
+                &self.stats.overridden[i]
+            } else {
+                let r = match &c.target {
+                    Some(t) => self.install(delta, c.key, t, learned),
+                    None => remove(delta, c.key),
+                };
+                if let Err(e) = r {
+                    self.stats.rejected.fetch_add(1, Relaxed);
+                    eprintln!("fpm: the table refused {:?}: {e}", c.key);
+                }
+                &self.stats.active[i]
+            };
+            match (before, after) {
+                (false, true) => slot.fetch_add(1, Relaxed),
+                (true, false) => slot.fetch_sub(1, Relaxed),
+                _ => 0,
+            };
+        }
+    }
+
+    /// Installs every FPM route the file does not name on a table from a reload.
+    pub fn reapply_all(&mut self, delta: &mut FibDelta, learned: &Learned) {
+        let mut active = [0u64; 2];
+        let mut overridden = [0u64; 2];
+        let entries: Vec<(Key, Arc<Target>)> =
+            self.mirror.iter().map(|(k, t)| (*k, t.clone())).collect();
+        for (k, t) in entries {
+            let i = matches!(k, Key::Label(_)) as usize;
+            if self.file_names(k) {
+                overridden[i] += 1;
+            } else {
+                active[i] += 1;
+                if let Err(e) = self.install(delta, k, &t, learned) {
+                    self.stats.rejected.fetch_add(1, Relaxed);
+                    eprintln!("fpm: the table refused {k:?}: {e}");
+                }
+            }
+        }
+        for (slot, v) in self.stats.active.iter().zip(active) {
+            slot.store(v, Relaxed);
+        }
+        for (slot, v) in self.stats.overridden.iter().zip(overridden) {
+            slot.store(v, Relaxed);
+        }
+    }
+
+    fn install(
+        &self,
+        delta: &mut FibDelta,
+        key: Key,
+        t: &Target,
+        learned: &Learned,
+    ) -> Result<(), ApplyError> {
+        let uniform = TtlMode::Uniform;
+        match (key, t) {
+            (Key::Ipv4 { addr, len }, _) => {
+                let target = match t {
+                    Target::Drop => RouteTarget::Blackhole,
+                    Target::Connected { port } => RouteTarget::Connected { port: *port },
+                    Target::Forward(h) => RouteTarget::NextHop(self.next_hop(delta, h, learned)?),
+                    _ => return Ok(()),
+                };
+                let route = Ipv4Route {
+                    target,
+                    ttl_mode: uniform,
+                };
+                delta.replace_ipv4_route(addr, len, route)?;
+                Ok(())
+            }
+            (Key::Label(l), _) => {
+                let (op, next_hop) = match t {
+                    Target::Swap(h) => (LabelOp::Swap, Some(self.next_hop(delta, h, learned)?)),
+                    Target::Pop(h) => (LabelOp::Pop, Some(self.next_hop(delta, h, learned)?)),
+                    Target::PopAndLookup => (LabelOp::PopAndLookup, None),
+                    _ => return Ok(()),
+                };
+                let entry = LabelEntry {
+                    op,
+                    next_hop,
+                    ttl_mode: uniform,
+                };
+                delta.replace_label(l, entry)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn next_hop(
+        &self,
+        delta: &mut FibDelta,
+        hops: &[Hop],
+        learned: &Learned,
+    ) -> Result<NextHop, ApplyError> {
+        let mut members = Vec::with_capacity(hops.len());
+        for h in hops {
+            let Some(p) = self.ports.get(h.port as usize) else {
+                return Err(ApplyError::Port(h.port));
+            };
+            let mac = learned.get(h.port, h.via);
+            let adj = Adjacency::new(h.port, p.mtu, h.via.to_be_bytes(), mac, p.mac, &h.labels);
+            members.push((delta.intern_adjacency(adj), h.weight));
+        }
+        match members.as_slice() {
+            [(a, _)] => Ok(NextHop::Adjacency(*a)),
+            _ => Ok(NextHop::Ecmp(delta.intern_ecmp(&members)?)),
+        }
+    }
+}
+
+/// Why a change could not be applied to the table.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Fib(#[from] FibError),
+    #[error("port {0} does not exist")]
+    Port(u16),
+}
+
+fn remove(delta: &mut FibDelta, key: Key) -> Result<(), ApplyError> {
+    match key {
+        Key::Ipv4 { addr, len } => {
+            delta.remove_ipv4_route(addr, len)?;
+            Ok(())
+        }
+        Key::Label(l) => {
+            delta.remove_label(l);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! FRR's zebra programs the table over FPM (`dplane_fpm_nl`), beside the routes file.
+//!
+//! - [`listener`]: a thread that accepts zebra's connection and runs the pure
+//!   [`fpm::Session`] (decoding, resync, hold time) on what it reads.
+//! - [`apply`]: the control thread's side: FPM changes are coalesced per publish
+//!   interval, applied with the routes file taking precedence, and published through the
+//!   same RCU publish as reloads.
+//! - [`metrics`]: the `mplsrouter_fpm_*` families.
+//!
+//! Never on a worker: the data path only ever sees the published tables.
+
+pub mod apply;
+pub mod listener;
+pub mod metrics;
+pub mod stats;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use config::startup::{FpmConfig, LinuxIf, PortIface};
+use fpm::{Change, Limits, PortMap, PortSubnets, Session, SessionConfig};
+
+pub use apply::FpmControl;
+pub use listener::Listener;
+pub use stats::FpmStats;
+
+/// Capacity of the listener -> control channel, in batches (one per socket read).
+const CHANNEL_BATCHES: usize = 256;
+
+/// The ifindex of a Linux interface in this network namespace.
+fn ifindex_of(name: &str) -> Option<u32> {
+    let p = std::path::Path::new("/sys/class/net")
+        .join(name)
+        .join("ifindex");
+    std::fs::read_to_string(p).ok()?.trim().parse().ok()
+}
+
+/// ifindex -> port from the config (ifnames resolved now) and the ports' subnets.
+pub fn port_map(cfg: &FpmConfig, ports: &[PortIface]) -> PortMap {
+    let mut by_ifindex = HashMap::new();
+    for (i, port) in &cfg.interfaces {
+        match i {
+            LinuxIf::Index(x) => {
+                by_ifindex.insert(*x, *port);
+            }
+            LinuxIf::Name(n) => match ifindex_of(n) {
+                Some(x) => {
+                    by_ifindex.insert(x, *port);
+                }
+                None => eprintln!(
+                    "fpm: interface `{n}` (fpm.interfaces) does not exist here; its next hops \
+                     are mapped by subnet"
+                ),
+            },
+        }
+    }
+    let subnets = ports
+        .iter()
+        .map(|p| PortSubnets {
+            id: p.id,
+            subnets: p.addresses.iter().map(|c| (c.addr, c.len)).collect(),
+        })
+        .collect();
+    PortMap::new(subnets, by_ifindex)
+}
+
+/// Starts the listener; returns it, the control side and the channel between them.
+pub fn start(
+    cfg: &FpmConfig,
+    ports: &[PortIface],
+    max_labels: usize,
+    stats: Arc<FpmStats>,
+) -> std::io::Result<(
+    Listener,
+    FpmControl,
+    crossbeam_channel::Receiver<Vec<Change>>,
+)> {
+    let session = Session::new(
+        SessionConfig {
+            hold_time: cfg.hold_time,
+            resync_settle: cfg.resync_settle,
+            limits: Limits { max_labels },
+        },
+        port_map(cfg, ports),
+        std::time::Instant::now(),
+    );
+    let (tx, rx) = crossbeam_channel::bounded(CHANNEL_BATCHES);
+    let listener = Listener::start(cfg.listen, session, stats.clone(), tx)?;
+    let control = FpmControl::new(cfg.publish_interval, ports.to_vec(), stats);
+    Ok((listener, control, rx))
+}
