@@ -1,6 +1,6 @@
 //! A token bucket for generated ICMP (the slow path keeps one for errors and one for
-//! echo replies). Deterministic: the caller passes
-//! the current time, so tests drive it without sleeping.
+//! echo replies). Deterministic: the caller passes the current time, so tests drive it
+//! without sleeping.
 
 const NANOS: u64 = 1_000_000_000;
 
