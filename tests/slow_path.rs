@@ -245,3 +245,68 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
         "the rest counted"
     );
 }
+
+/// Two pcap ports, `in` on a /16 (so thousands of on-link neighbors fit).
+fn wide_config(dir: &TempDir, extra: &str) -> std::path::PathBuf {
+    let n = std::process::id();
+    let d = dir.0.display();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: mplsr-slow-{n}}}\n\
+         ports:\n\
+         \x20 - {{name: in, vdev: \"net_pcap_win{n},rx_pcap={d}/in.pcap,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/16]}}\n\
+         \x20 - {{name: out, vdev: \"net_pcap_wout{n},tx_pcap={d}/out.pcap\", mac: \"02:00:00:00:01:01\", addresses: [10.1.0.1/24]}}\n\
+         routes: routes.yaml\n\
+         metrics_listen: 127.0.0.1:0\n\
+         idle: {{backoff: {{}}}}\n{extra}"
+    );
+    let p = dir.path("startup.yaml");
+    std::fs::write(&p, cfg).unwrap();
+    p
+}
+
+/// Thousands of neighbors learned in one burst all reach the table: a neighbor update
+/// is never lost to a full channel (issue 16 item 3), and the learned table stops at
+/// `arp.max_entries`.
+#[test]
+fn a_burst_of_neighbors_all_reach_the_table_up_to_the_bound() {
+    let dir = TempDir::new("slowpath-burst");
+    std::fs::write(dir.path("routes.yaml"), "ipv4: []\n").unwrap();
+    // Fewer than the punt queue holds, so the worker hands every one to the slow path.
+    let n = 1000u32;
+    let frames: Vec<Vec<u8>> = (0..n)
+        .map(|i| {
+            let ip = (0x0a00_0100 + i).to_be_bytes();
+            let mac = [2, 0x42, 0, (i >> 16) as u8, (i >> 8) as u8, i as u8];
+            arp(1, mac, ip, [10, 0, 0, 1])
+        })
+        .collect();
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let cfg = wide_config(&dir, "arp: {max_entries: 800}\n");
+    let r = LiveRouter::start(&cfg, 60.0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let base = 4; // connected and local routes of the two ports
+    let m = loop {
+        let m = r.scrape();
+        if sum(&m, "mplsrouter_fib_ipv4_routes", "") >= base + 800 {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "not all learned:\n{m}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (status, out) = r.stop(Duration::from_secs(20));
+    assert!(status.success(), "{out}");
+    assert_eq!(sum(&m, "mplsrouter_arp_entries", ""), 800);
+    assert_eq!(
+        sum(&m, "mplsrouter_fib_ipv4_routes", ""),
+        base + 800,
+        "a host route for every learned neighbor"
+    );
+    assert_eq!(dropped(&m, "arp_table_full"), (n - 800) as u64);
+    assert_eq!(sum(&m, "mplsrouter_slow_path_queue_drops_total", ""), 0);
+    let replies = tshark(&dir.path("in-out.pcap"), &["arp.opcode"]).len() as u64;
+    assert_eq!(
+        replies + dropped(&m, "inject_full") + dropped(&m, "no_mbuf"),
+        n as u64,
+        "every request answered (or the reply counted as dropped)"
+    );
+}

@@ -1,5 +1,6 @@
-//! A token bucket for generated ICMP, one per worker. Deterministic: the caller passes
-//! the current time, so tests drive it without sleeping.
+//! A token bucket for generated ICMP (the slow path keeps one for errors and one for
+//! echo replies). Deterministic: the caller passes the current time, so tests drive it
+//! without sleeping.
 
 const NANOS: u64 = 1_000_000_000;
 
@@ -37,9 +38,8 @@ impl TokenBucket {
         }
     }
 
-    /// Whether a token is available at `now_ns`, without taking it (so a flood can be
-    /// turned away before a reply is built).
-    pub fn peek(&mut self, now_ns: u64) -> bool {
+    /// Refills for the time since the last call; whether a token is available now.
+    fn peek(&mut self, now_ns: u64) -> bool {
         let elapsed = now_ns.saturating_sub(self.last_ns);
         self.last_ns = self.last_ns.max(now_ns);
         self.credit = self

@@ -271,13 +271,13 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ),
     (
         "mplsrouter_arp_entries",
-        "Resolved ARP entries.",
+        "Neighbors learned by ARP (static ones not included).",
         MetricType::GAUGE,
         &[],
     ),
     (
         "mplsrouter_arp_pending",
-        "Next hops waiting for ARP resolution.",
+        "Addresses being resolved by ARP.",
         MetricType::GAUGE,
         &[],
     ),

@@ -183,12 +183,10 @@ impl State {
     }
 
     fn hold(&mut self, port: u16, ip: u32, h: Held) {
-        if !self
-            .sp
-            .ports
-            .get(port as usize)
-            .is_some_and(|p| neighbors::arp_target_ok(p, ip))
-        {
+        let Some(iface) = self.sp.ports.get(port as usize) else {
+            return self.discard(h.mbuf, SlowDrop::ArpUnknownPort);
+        };
+        if !neighbors::arp_target_ok(iface, ip) {
             return self.discard(h.mbuf, SlowDrop::ArpBroadcastTarget);
         }
         let ask = match self.pending.hold(port, ip, h, self.now_ns()) {
