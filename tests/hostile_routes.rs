@@ -226,12 +226,15 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
     assert!(status.success(), "{out}");
 }
 
+/// What, how to make it at a path, and the message it must be refused with.
+type Case = (&'static str, fn(&Path), &'static str);
+
 #[test]
 fn hostile_routes_files_stop_the_router_at_startup_with_a_message() {
     let dir = TempDir::new("hostile-start");
     let path = dir.path("routes.yaml");
     let cfg = config(&dir, "b", false, "max_routes_file_bytes: 2097152\n");
-    let cases: [(&str, fn(&Path), &str); 5] = [
+    let cases: [Case; 5] = [
         (
             "a FIFO",
             mkfifo,
