@@ -4,7 +4,10 @@
 # fuzz/corpus/<target>, not committed). Installs cargo-fuzz when missing. Only the stable
 # toolchain is needed: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags; AddressSanitizer
 # is used when it links (SANITIZER=none to skip it). Prints executions per target; fails
-# on the first crash (the reproducer is under fuzz/artifacts/<target>/).
+# on the first crash (the reproducer is under fuzz/artifacts/<target>/). A target with a
+# dictionary in fuzz/dicts/<target>.dict gets it (-dict=): config's holds YAML structure,
+# both files' keys, and the hostile shapes its parser bounds (aliases, alias bombs, deep
+# block and flow nesting).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET (60)] [TARGET...]
 set -euo pipefail
@@ -28,6 +31,8 @@ for t in "${TARGETS[@]}"; do
   # -rss_limit_mb bounds memory per input; -max_len bounds input size (config: 64 KiB).
   max_len=4096
   [ "$t" = config ] && max_len=65536
+  dict=()
+  [ -f "dicts/$t.dict" ] && dict=(-dict="$PWD/dicts/$t.dict")
   # One job fuzzes in this process; with FUZZ_JOBS > 1 libFuzzer forks workers that log
   # to fuzz-<n>.log in their own directory (so that runs of two targets at once do not
   # share log files).
@@ -41,7 +46,7 @@ for t in "${TARGETS[@]}"; do
   (cd "$workdir" && cargo fuzz run --fuzz-dir "$OLDPWD" -s "$SANITIZER" -O "$t" \
     "$OLDPWD/corpus/$t" "$OLDPWD/seeds/$t" -- \
     -max_total_time="$SECS" -rss_limit_mb=2048 \
-    -max_len="$max_len" -timeout=10 "${jobs[@]}" -print_final_stats=1) 2>&1 | tee "$log" \
+    -max_len="$max_len" -timeout=10 "${dict[@]}" "${jobs[@]}" -print_final_stats=1) 2>&1 | tee "$log" \
     | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
   rc=${PIPESTATUS[0]}
   set -e

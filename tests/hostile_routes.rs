@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::TempDir;
+use common::{run_for, TempDir};
 use live::{samples, value, LiveRouter};
 
 const NEIGHBOR: &str = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n";
@@ -224,6 +224,55 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
     });
     let (status, out) = r.stop(Duration::from_secs(20));
     assert!(status.success(), "{out}");
+}
+
+/// What, how to make it at a path, and the message it must be refused with.
+type Case = (&'static str, fn(&Path), &'static str);
+
+#[test]
+fn hostile_routes_files_stop_the_router_at_startup_with_a_message() {
+    let dir = TempDir::new("hostile-start");
+    let path = dir.path("routes.yaml");
+    let cfg = config(&dir, "b", false, "max_routes_file_bytes: 2097152\n");
+    let cases: [Case; 5] = [
+        (
+            "a FIFO",
+            mkfifo,
+            "it is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            "/dev/zero",
+            dev_zero,
+            "it is a character device, not a regular file",
+        ),
+        ("too big", too_big, "larger than the limit of 2097152 bytes"),
+        (
+            "an alias bomb",
+            |p| std::fs::write(p, bomb()).unwrap(),
+            "anchors and aliases expand to more than",
+        ),
+        (
+            "40,000-deep lists",
+            |p| std::fs::write(p, format!("ipv4:\n{}x\n", "- ".repeat(40_000))).unwrap(),
+            "routes.yaml:2:127: lists and mappings nest more than 64 deep",
+        ),
+    ];
+    for (what, make, message) in cases {
+        let _ = std::fs::remove_file(&path);
+        make(&path);
+        let t = Instant::now();
+        // Bounded: run_for kills the router and fails if it outlives 31 s.
+        let out = run_for(&cfg, 1.0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert!(err.contains(message), "{what}: {message:?} in\n{err}");
+        assert!(err.contains("mplsrouter: error:"), "{what}: {err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{what}: {:?}",
+            t.elapsed()
+        );
+    }
 }
 
 fn routes(n: u32) -> String {

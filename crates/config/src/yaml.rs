@@ -6,6 +6,12 @@
 //! So we run `yaml-rust2`'s event parser (maintained, pure Rust, marks on every event)
 //! and build this small tree ourselves; [`crate::de`] then drives serde derives over it.
 //! This module never interprets values: a scalar stays a string until a type asks for it.
+//!
+//! Routes files arrive from outside while the router runs, so the tree is bounded as it
+//! is built: nesting ([`MAX_DEPTH`]; the builder, clone, drop and decoder recurse) and
+//! what anchors and aliases copy ([`MAX_ALIASES`], [`MAX_COPIED_NODES`],
+//! [`MAX_COPIED_BYTES`]: an "alias bomb" of 300 bytes expands to 10^9 nodes). It never
+//! recurses over the event stream and never makes a copy before charging it.
 
 use std::collections::HashMap;
 

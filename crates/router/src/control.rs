@@ -31,7 +31,7 @@ pub const WATCH_INTERVAL: Duration = Duration::from_millis(10);
 /// half-written file read. A writer that stalls longer than this mid-file can still have
 /// a prefix read there; where inotify covers the file, the periodic check never reads it
 /// (only the writer's close or rename does), so no stall is too long.
-pub const SETTLE: Duration = Duration::from_millis(1000);
+const SETTLE: Duration = Duration::from_millis(1000);
 
 /// What identifies one version of a file: editors that save by rename change the inode,
 /// in-place writers change mtime or size.
