@@ -693,7 +693,10 @@ routes: routes/demo.yaml
             let (frame, block) = (field("framesz="), field("blocksz="));
             assert!(frame - 34 >= mtu + 14 + 4, "{mtu}: {arg}");
             assert!(frame - 32 <= c.mbuf_data_size(), "{mtu}: {arg}");
-            assert!(block.is_multiple_of(4096) && block.is_multiple_of(frame), "{mtu}: {arg}");
+            assert!(
+                block.is_multiple_of(4096) && block.is_multiple_of(frame),
+                "{mtu}: {arg}"
+            );
         }
         let c = parse(DEMO).unwrap();
         let plain = "net_af_packet0,iface=v";
