@@ -101,11 +101,21 @@ fn promtool_check(text: &str) {
     );
 }
 
+/// Every drop reason: the pipeline's, then the runtime's (unknown_egress_port, ...).
+fn drop_reasons() -> usize {
+    let n = (0..).map_while(router::drop_reason_name).count();
+    assert_eq!(
+        n,
+        net::pipeline::DropReason::ALL.len() + router::RuntimeDrop::ALL.len()
+    );
+    n
+}
+
 /// Upper bound on the series of each family, from its label names: `port` ranges over
-/// the ports, `worker` over the workers, `reason` over the pipeline's (or the slow
-/// path's) drop reasons.
+/// the ports, `worker` over the workers, `reason` over the drop reasons (the pipeline's
+/// and the runtime's, or the slow path's).
 fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<String, usize>) {
-    let reasons = net::pipeline::DropReason::ALL.len();
+    let reasons = drop_reasons();
     let icmp_types = router::metrics::IcmpKind::ALL.len();
     let mut per_family: BTreeMap<String, (String, BTreeSet<String>, usize)> = BTreeMap::new();
     for l in text.lines() {
@@ -276,7 +286,7 @@ fn counters_only_grow_across_scrapes_and_a_reload_with_a_fixed_bounded_series_se
     );
     assert_eq!(
         per_family["mplsrouter_drops_total"],
-        net::pipeline::DropReason::ALL.len(),
+        drop_reasons(),
         "one drop series per reason for the single worker"
     );
     assert_eq!(per_family["mplsrouter_port_rx_packets_total"], 2);

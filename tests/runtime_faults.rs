@@ -271,6 +271,26 @@ fn the_default_prefix_leaves_no_runtime_directory_behind() {
     assert!(!run_dir.exists(), "{} left behind", run_dir.display());
 }
 
+/// A start that fails in the EAL (a device it cannot create) leaves no runtime
+/// directory for its per-process prefix either.
+#[test]
+fn a_failed_start_leaves_no_runtime_directory_behind() {
+    if !is_root() {
+        eprintln!("SKIP: the runtime directory is /var/run/dpdk only as root");
+        return;
+    }
+    let dir = TempDir::new("rtf-rundir-fail");
+    let cfg = config(&dir, "rundirfail", None, None);
+    let mut child = spawn(&cfg, &["--vdev", "net_nosuchdriver0"], &[]);
+    let run_dir = PathBuf::from(format!("/var/run/dpdk/mplsrouter-{}", child.id()));
+    wait_bounded(&mut child, Duration::from_secs(20));
+    let status = child.wait().unwrap();
+    let err = stderr_of(&mut child);
+    assert!(!status.success(), "{err}");
+    assert!(err.contains("EAL init failed"), "{err}");
+    assert!(!run_dir.exists(), "{} left behind", run_dir.display());
+}
+
 /// A second primary on a file prefix whose config file another process has locked is
 /// told which process holds it (DPDK itself reports "Success (errno 0)").
 #[test]

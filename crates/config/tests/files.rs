@@ -46,6 +46,13 @@ fn demo_config_checks_and_renders() {
     // 34 file routes + 2 connected + 2 local + 5 neighbor host routes.
     assert_eq!(s.fib.unwrap().ipv4_routes, 43);
     assert!(text.contains("ipv4 routes:      34"), "{text}");
+    // The pool's memory: 16383 mbufs of 128 + 2048 bytes (+ 192 per mbuf of overhead).
+    assert_eq!(s.mbuf_data_room, 2176);
+    assert_eq!(s.mempool_bytes, 16383 * (2176 + 192));
+    assert!(
+        text.contains("mempool:          16383 mbufs of 2176 bytes") && text.contains("37.0 MiB"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! The EAL keeps per-process runtime files in a directory named after `--file-prefix`
 //! (`/var/run/dpdk/<prefix>` as root). A primary process removes that directory when the
 //! [`Eal`] is dropped, so runs with a per-process prefix do not leave one behind each.
-//! A failed init that DPDK reports without a reason (`rte_errno` 0) is diagnosed here:
+//! A failed init removes the directory when it created it. A failed init that DPDK
+//! reports without a reason (`rte_errno` 0) is diagnosed here:
 //! the usual cause is another primary process holding the prefix's config lock.
 
 use std::ffi::CString;
@@ -41,6 +42,8 @@ impl Eal {
         // rte_eal_init may permute argv; keep the CStrings alive and pass copies of the
         // pointers. The EAL keeps pointers into argv (e.g. the program name) for the
         // process lifetime, so the strings are leaked on success.
+        let run_dir = crate::prefix::runtime_dir(&crate::prefix::file_prefix(args));
+        let run_dir_existed = run_dir.exists();
         let mut argv: Vec<*mut c_char> = cargs.iter().map(|c| c.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
         // SAFETY: argv is a NULL-terminated array of valid NUL-terminated strings that
@@ -49,11 +52,16 @@ impl Eal {
         if ret < 0 {
             INITIALISED.store(false, Ordering::SeqCst);
             let e = DpdkError::last("rte_eal_init");
-            return Err(if e.errno == 0 {
+            let e = if e.errno == 0 {
                 crate::prefix::diagnose_silent_failure(args)
             } else {
                 e
-            });
+            };
+            if !run_dir_existed {
+                // Created by this failed init (e.g. an unknown vdev): nobody else uses it.
+                let _ = std::fs::remove_dir_all(&run_dir);
+            }
+            return Err(e);
         }
         std::mem::forget(cargs);
         std::mem::forget(argv);

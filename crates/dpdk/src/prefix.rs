@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::error::DpdkError;
 
 /// The `--file-prefix` in EAL arguments (DPDK's default is "rte").
-fn file_prefix<S: AsRef<str>>(args: &[S]) -> String {
+pub(crate) fn file_prefix<S: AsRef<str>>(args: &[S]) -> String {
     let mut it = args.iter().map(|a| a.as_ref());
     while let Some(a) = it.next() {
         if let Some(v) = a.strip_prefix("--file-prefix=") {
@@ -27,7 +27,7 @@ fn file_prefix<S: AsRef<str>>(args: &[S]) -> String {
 }
 
 /// Where the EAL keeps the prefix's runtime files (as `eal_create_runtime_dir` does).
-fn runtime_dir(prefix: &str) -> PathBuf {
+pub(crate) fn runtime_dir(prefix: &str) -> PathBuf {
     // SAFETY: geteuid has no preconditions.
     let base = if unsafe { libc::geteuid() } == 0 {
         PathBuf::from("/var/run")

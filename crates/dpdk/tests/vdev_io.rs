@@ -199,10 +199,28 @@ fn panic_on_worker_lcore_is_reported() {
     let ok = lcore::launch(1, || lcore::current() * 10).unwrap();
     assert_eq!(ok.join().unwrap(), 10);
     let bad = lcore::launch(1, || -> u32 { panic!("boom in worker") }).unwrap();
+    // Noticed without joining (the runtime's control loop polls this).
+    let t = Instant::now();
+    while !bad.is_finished() {
+        assert!(t.elapsed() < Duration::from_secs(10), "never finished");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let err = bad.join().unwrap_err();
     assert!(err.to_string().contains("boom in worker"), "{err}");
-    // The lcore is usable again after a panic.
-    assert_eq!(lcore::launch(1, || 7).unwrap().join().unwrap(), 7);
+    // The lcore is usable again after a panic; a running closure is not finished.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = stop.clone();
+    let running = lcore::launch(1, move || {
+        while !s.load(std::sync::atomic::Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+        7
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!running.is_finished());
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(running.join().unwrap(), 7);
 }
 
 #[test]
