@@ -21,9 +21,10 @@ use crate::slowpath::{SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, WorkerSpec};
 use crate::watch::{ControlInput, FileWatcher, SignalWaker};
 use crate::worker::{Injected, Punted, Worker};
+use config::startup::PortIface;
 use config::StartupConfig;
 use net::icmp::IcmpConfig;
-use net::pipeline::{DropReason, Pipeline, PipelineConfig};
+use net::pipeline::{DropReason, LocalAddrs, Pipeline, PipelineConfig};
 use net::rcu::Rcu;
 use std::path::PathBuf;
 
@@ -54,6 +55,17 @@ const CONTROL_TICK: Duration = Duration::from_millis(5);
 
 /// Capacity of the workers' queue to the slow path.
 const PUNT_QUEUE: usize = 1024;
+
+/// The MAC each port answers to (by port id) and the router's IPv4 addresses, for the
+/// pipeline's input checks.
+fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
+    let mut macs = vec![[0u8; 6]; ports.iter().map(|p| p.id as usize + 1).max().unwrap_or(0)];
+    for p in ports {
+        macs[p.id as usize] = p.mac;
+    }
+    let addrs = ports.iter().flat_map(|p| p.addresses.iter());
+    LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes()))
+}
 
 fn drop_reason_name(i: usize) -> Option<&'static str> {
     DropReason::ALL.get(i).map(|r| r.as_str())
@@ -173,6 +185,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let macs: Vec<[u8; 6]> = ports.iter().map(|p| p.mac()).collect();
     let ctx = config::RouteContext::from_startup(&routing.startup, |i| macs[i as usize]);
     let port_ifaces = ctx.ports.clone().unwrap_or_default();
+    let local = local_addrs(&port_ifaces);
     let (mut control, first) =
         ControlPlane::load(routing.routes.clone(), ctx, control_stats.clone())
             .map_err(|e| RouterError::Config(e.to_string()))?;
@@ -215,7 +228,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             stop: worker_stop.clone(),
             idle: spec.idle,
             burst: spec.burst,
-            forwarder: PipelineForwarder::new(Pipeline::new(routing.pipeline), &rcu)
+            forwarder: PipelineForwarder::new(Pipeline::new(routing.pipeline, local.clone()), &rcu)
                 .map_err(|e| RouterError::Spec(e.to_string()))?,
             punt: punt_tx.clone(),
             inject: inject_rx.take(),
@@ -238,7 +251,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         inject: inject_tx,
         pool: Arc::clone(&pool),
         rcu: rcu.clone(),
-        pipeline: Pipeline::new(routing.pipeline),
+        pipeline: Pipeline::new(routing.pipeline, local),
         icmp: routing.icmp,
         stats: control_stats.clone(),
         events: event_tx,

@@ -20,7 +20,7 @@ use dpdk::{Mbuf, Mempool};
 use net::fib::Fib;
 use net::icmp::{self, IcmpConfig, TokenBucket, MAX_ERROR_FRAME};
 use net::packet::PacketBuf;
-use net::pipeline::{Pipeline, PuntReason, Verdict};
+use net::pipeline::{Pipeline, PuntReason, Verdict, ORIGINATED};
 use net::rcu::{OfflineReader, Rcu};
 
 use crate::metrics::{ControlStats, IcmpKind};
@@ -168,7 +168,13 @@ impl State {
                 if matches!(v, Verdict::Forward { .. }) {
                     self.sp.stats.icmp(kind);
                 }
-                self.route(fib, m, in_port, v);
+                // Held under ORIGINATED until ARP resolves, so that it is retried as the
+                // router's own packet, not checked as one received from outside.
+                let held_port = match reply.via {
+                    icmp::SendVia::Route => ORIGINATED,
+                    icmp::SendVia::LabelSwitch => in_port,
+                };
+                self.route(fib, m, held_port, v);
             }
         }
         self.scratch = out;
@@ -234,9 +240,16 @@ impl State {
         for h in self.resolver.take_all() {
             let Held { mut mbuf, in_port } = h;
             let mut v = [Verdict::Forward { port: 0 }];
-            self.sp
-                .pipeline
-                .process_burst(fib, in_port, std::slice::from_mut(&mut mbuf), &mut v);
+            if in_port == ORIGINATED {
+                v[0] = self.sp.pipeline.originate(fib, &mut mbuf);
+            } else {
+                self.sp.pipeline.process_burst(
+                    fib,
+                    in_port,
+                    std::slice::from_mut(&mut mbuf),
+                    &mut v,
+                );
+            }
             self.route(fib, mbuf, in_port, v[0]);
         }
         self.sp
