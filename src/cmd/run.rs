@@ -84,6 +84,7 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
                 tx_desc: p.tx_desc.value,
                 mtu: Some(p.mtu.value),
                 mac: p.mac.map(|m| m.0),
+                promiscuous: p.promiscuous(),
             })
             .collect(),
         workers: cfg

@@ -67,6 +67,11 @@ fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
     LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes()))
 }
 
+fn fmt_mac(m: [u8; 6]) -> String {
+    let h: Vec<String> = m.iter().map(|b| format!("{b:02x}")).collect();
+    h.join(":")
+}
+
 fn drop_reason_name(i: usize) -> Option<&'static str> {
     DropReason::ALL.get(i).map(|r| r.as_str())
 }
@@ -147,14 +152,25 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             rx_desc: p.rx_desc,
             tx_desc: p.tx_desc,
             mtu: p.mtu,
-            promiscuous: true,
+            promiscuous: p.promiscuous,
         };
         let mut port = Port::configure(id, &cfg, &pool).map_err(err)?;
         if let Some(mac) = p.mac {
-            // Virtual PMDs (pcap, null) cannot change their MAC; the tables use the
-            // configured one as source MAC either way, and vdev ports are promiscuous.
+            // Virtual PMDs (pcap, null) cannot change their MAC; the tables and the
+            // pipeline's destination check use the configured one either way, so such a
+            // port sees frames sent to it only in promiscuous mode (their default).
             match port.set_mac(mac) {
-                Err(e) if e.errno == libc::ENOTSUP => {}
+                Err(e) if e.errno == libc::ENOTSUP => {
+                    if !p.promiscuous {
+                        eprintln!(
+                            "mplsrouter: warning: port {:?} ({}) cannot take MAC {}; \
+                             frames sent to it arrive only with `promiscuous: true`",
+                            p.name,
+                            p.device,
+                            fmt_mac(mac)
+                        );
+                    }
+                }
                 r => r.map_err(err)?,
             }
         }

@@ -18,6 +18,8 @@ pub struct PortSpec {
     pub mtu: Option<u16>,
     /// MAC address to set on the port (None: keep the device's).
     pub mac: Option<[u8; 6]>,
+    /// Receive frames for every MAC (the pipeline still routes only frames for `mac`).
+    pub promiscuous: bool,
 }
 
 /// One worker: the lcore it runs on and the (port index, queue) pairs it polls.
