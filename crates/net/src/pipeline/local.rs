@@ -4,7 +4,7 @@
 //! is spoofed or looped, and is dropped: RFC 1812 §5.3.7, Linux's "martian source").
 //!
 //! Built once from the ports at startup (they do not change while the router runs). The
-//! per-packet tests are one 8-byte load, xor and shift for the destination MAC, and one
+//! per-packet tests are one 8-byte load, shift and compare for the destination MAC, and one
 //! byte of a 512-entry filter of the addresses (indexed by a multiplicative hash of the
 //! source word as the checksum already loaded it) before any exact search, so a packet
 //! from a foreign source costs a few instructions. Never allocates after construction.
@@ -26,8 +26,8 @@ pub struct LocalAddrs {
     filter: [bool; FILTER_LEN],
 }
 
-/// A port's MAC as the frames' first 8 bytes are compared with it: the six bytes in
-/// the low 48 bits of a little-endian word.
+/// A port's MAC as the frames' first 8 bytes are compared with it: the six bytes as a
+/// little-endian word shifted left by 16 (the two bytes after the MAC shifted out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MacKey(u64);
 
@@ -35,14 +35,15 @@ impl MacKey {
     fn new(mac: &[u8; 6]) -> MacKey {
         let mut b = [0u8; 8];
         b[..6].copy_from_slice(mac);
-        MacKey(u64::from_le_bytes(b))
+        MacKey(u64::from_le_bytes(b) << 16)
     }
 
     /// Whether a frame starting with `first8` is addressed to this MAC (the two bytes
-    /// after the destination, the source MAC's first, are shifted out).
+    /// after the destination, the source MAC's first, are shifted out). Load, shift,
+    /// compare: with the xor first, LLVM masks with a 64-bit constant it reloads.
     #[inline(always)]
     pub(crate) fn matches(self, first8: &[u8; 8]) -> bool {
-        (u64::from_le_bytes(*first8) ^ self.0) << 16 == 0
+        u64::from_le_bytes(*first8) << 16 == self.0
     }
 }
 
@@ -72,7 +73,11 @@ impl LocalAddrs {
     /// The MAC of `port`, if the port is known.
     pub fn port_mac(&self, port: u16) -> Option<[u8; 6]> {
         let k = self.macs.get(port as usize)?;
-        Some(k.0.to_le_bytes()[..6].try_into().expect("six bytes"))
+        Some(
+            (k.0 >> 16).to_le_bytes()[..6]
+                .try_into()
+                .expect("six bytes"),
+        )
     }
 
     /// The key of `port`'s MAC; `None` for a port without one (every frame on it is
