@@ -92,12 +92,24 @@ impl Router {
         ports: &[(&str, &str, &str)],
         routes: &str,
     ) -> Router {
+        let ports: Vec<_> = ports.iter().map(|&(p, i, a)| (p, i, a, "")).collect();
+        Router::start_with(ns, dir, name, &ports, routes)
+    }
+
+    /// [`Router::start`] with more keys for each port (`, promiscuous: true`).
+    fn start_with(
+        ns: &str,
+        dir: &TempDir,
+        name: &str,
+        ports: &[(&str, &str, &str, &str)],
+        routes: &str,
+    ) -> Router {
         let mut cfg = format!(
             "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-{name}}}\nports:\n"
         );
-        for (i, (pname, iface, addr)) in ports.iter().enumerate() {
+        for (i, (pname, iface, addr, extra)) in ports.iter().enumerate() {
             cfg += &format!(
-                "  - {{name: {pname}, vdev: \"net_af_packet_{name}{i},iface={iface}\", addresses: [{addr}]}}\n"
+                "  - {{name: {pname}, vdev: \"net_af_packet_{name}{i},iface={iface}\", addresses: [{addr}]{extra}}}\n"
             );
         }
         cfg += "routes: ROUTES\nmetrics_listen: 127.0.0.1:0\nidle: {backoff: {}}\n";
@@ -247,6 +259,68 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
         "{s}"
     );
 
+    let log = router.stop();
+    assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
+}
+
+/// The MAC of `iface` in `ns`.
+fn mac_of(ns: &str, iface: &str) -> String {
+    let out = sh(&["ip", "-n", ns, "-o", "link", "show", iface]);
+    let at = out.find("link/ether ").expect("an Ethernet interface") + "link/ether ".len();
+    out[at..at + 17].to_string()
+}
+
+/// Promiscuous mode only where the config asks for it; and an ICMP error the router
+/// originates towards a host it has no ARP entry for is sent once ARP resolves it (the
+/// slow path holds it as the router's own packet, not as one received from outside).
+#[test]
+fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let dir = TempDir::new("netns-p");
+    let mut t = Topo::new("mp");
+    let (h1, h2, r) = (t.ns("h1"), t.ns("h2"), t.ns("r"));
+    t.link(&h1, "eth0", &r, "r-h1");
+    t.link(&h2, "eth0", &r, "r-h2");
+    t.host(&h1, "eth0", "10.1.0.2/24", "10.1.0.1");
+    t.host(&h2, "eth0", "10.2.0.2/24", "10.2.0.1");
+    let mut router = Router::start_with(
+        &r,
+        &dir,
+        "r",
+        &[
+            ("h1", "r-h1", "10.1.0.1/24", ", promiscuous: false"),
+            ("h2", "r-h2", "10.2.0.1/24", ", promiscuous: true"),
+        ],
+        "{}\n",
+    );
+    let flags = |i: &str| sh(&["ip", "-n", &r, "-o", "link", "show", i]);
+    assert!(!flags("r-h1").contains("PROMISC"), "{}", flags("r-h1"));
+    assert!(flags("r-h2").contains("PROMISC"), "{}", flags("r-h2"));
+
+    // h1 knows the router's MAC statically, so the router never hears from it by ARP:
+    // the time exceeded it sends back needs a glean of 10.1.0.2 first.
+    let mac = mac_of(&r, "r-h1");
+    sh(&[
+        "ip", "-n", &h1, "neigh", "add", "10.1.0.1", "lladdr", &mac, "dev", "eth0",
+    ]);
+    let out = ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "3"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("From 10.1.0.1") && s.contains("Time to live exceeded"),
+        "{s}\n{}",
+        router.output()
+    );
+    // Through the non-promiscuous port and back.
+    let out = ping(&h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    assert!(
+        loss_of(&out).contains(" 0% packet loss"),
+        "{}\n{}",
+        loss_of(&out),
+        router.output()
+    );
     let log = router.stop();
     assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
 }

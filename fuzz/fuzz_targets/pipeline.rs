@@ -21,7 +21,7 @@ use net::fib::{
     MAX_PUSH,
 };
 use net::packet::{PacketBuf, VecBuf};
-use net::pipeline::{Pipeline, PipelineConfig, Verdict};
+use net::pipeline::{LocalAddrs, Pipeline, PipelineConfig, Verdict};
 use net::wire::checksum;
 
 const PIPE_TTL: u8 = 200;
@@ -218,11 +218,24 @@ fn check_forwarded(input: &[u8], out: &[u8], port: u16) {
     }
 }
 
-fn split_frames(mut data: &[u8]) -> Vec<&[u8]> {
+/// The router's MAC on port `p`.
+fn port_mac(p: u16) -> [u8; 6] {
+    [0x02, 0, 0, 0, 0x01, p as u8]
+}
+
+/// Frames of one-byte-length-prefixed records. A record whose first byte is 0 is sent to
+/// the input port's MAC (its first 6 bytes replaced), so that most frames get past the
+/// destination check; the others are compared as they come (other stations, broadcast,
+/// multicast).
+fn split_frames(mut data: &[u8], in_port: u16) -> Vec<Vec<u8>> {
     let mut v = Vec::new();
     while let Some((&n, rest)) = data.split_first() {
         let n = (n as usize).min(rest.len());
-        v.push(&rest[..n]);
+        let mut f = rest[..n].to_vec();
+        if f.first() == Some(&0) && f.len() >= 6 {
+            f[..6].copy_from_slice(&port_mac(in_port));
+        }
+        v.push(f);
         data = &rest[n..];
         if v.len() == 80 {
             break;
@@ -240,14 +253,20 @@ fuzz_target!(|data: &[u8]| {
     if std::env::var_os("FUZZ_DEBUG").is_some() {
         eprintln!("{fib:#?}");
     }
-    let frames = split_frames(&rest[1..]);
     let flags = rest[0];
-    let pipeline = Pipeline::new(PipelineConfig {
-        max_label_depth: 1 + (flags & 7) as usize,
-        accept_vlan: flags & 8 != 0,
-        punt_ip_options: flags & 16 != 0,
-    });
+    let macs: Vec<_> = (0..PORTS).map(port_mac).collect();
+    // The router's addresses, as the FIB gives them.
+    let own = (0..PORTS).map(|p| [10, 0, p as u8, 1]);
+    let pipeline = Pipeline::new(
+        PipelineConfig {
+            max_label_depth: 1 + (flags & 7) as usize,
+            accept_vlan: flags & 8 != 0,
+            punt_ip_options: flags & 16 != 0,
+        },
+        LocalAddrs::new(&macs, own),
+    );
     let in_port = (flags >> 5) as u16 % PORTS;
+    let frames = split_frames(&rest[1..], in_port);
     // Small headroom sometimes, so that `no_headroom` is reachable.
     let headroom = if flags & 0x80 != 0 {
         8
@@ -265,7 +284,7 @@ fuzz_target!(|data: &[u8]| {
             eprintln!("in  {:02x?}\n{v:?}\nout {:02x?}", frames[i], p.data());
         }
         match *v {
-            Verdict::Forward { port } => check_forwarded(frames[i], p.data(), port),
+            Verdict::Forward { port } => check_forwarded(&frames[i], p.data(), port),
             _ => assert_eq!(
                 p.data(),
                 frames[i],
@@ -274,7 +293,7 @@ fuzz_target!(|data: &[u8]| {
         }
         // The same packet alone, through the stages only (no fast path): same verdict,
         // same bytes.
-        let mut one = [VecBuf::with_headroom(frames[i], headroom)];
+        let mut one = [VecBuf::with_headroom(&frames[i], headroom)];
         let mut ov = [Verdict::Forward { port: u16::MAX }];
         pipeline.process_burst_staged(&fib, in_port, &mut one, &mut ov);
         assert_eq!(ov[0], *v, "verdict depends on the burst");

@@ -302,8 +302,10 @@ class Bench:
             % (q(self.lcores), "false" if self.o.huge else "true", q(fp),
                "" if self.o.huge else ", memory_mb: %d" % self.o.memory_mb),
             "ports:",
-            "  - {name: in, vdev: %s, addresses: [10.0.0.1/24], rx_queues: %d}"
-            % (q(self.pcap_vdev(pcap)), self.workers),
+            # The MAC gen-traffic's frames are sent to: the router routes only frames
+            # addressed to its port (net_pcap's own MAC differs).
+            "  - {name: in, vdev: %s, mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24],"
+            " rx_queues: %d}" % (q(self.pcap_vdev(pcap)), self.workers),
             "  - {name: out, vdev: %s, addresses: [10.0.1.1/24]}" % q(self.null_vdev()),
             "mempool: {size: %d}" % self.pool,
             # Any free port: a router already running on the host keeps its 9550.

@@ -86,6 +86,7 @@ pub fn runtime_spec(cfg: &StartupConfig, a: &RunArgs) -> RuntimeSpec {
                 mtu: Some(p.mtu.value),
                 mac: p.mac.map(|m| m.0),
                 vdev: p.vdev.is_some(),
+                promiscuous: p.promiscuous(),
             })
             .collect(),
         workers: cfg

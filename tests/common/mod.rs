@@ -46,7 +46,11 @@ impl Drop for TempDir {
 /// The standard two-port startup config on pcap vdevs: `in` replays `in.pcap` once and
 /// writes what it sends to `in-out.pcap`; `out` writes to `out.pcap`.
 pub fn pcap_config(dir: &TempDir, extra: &str) -> PathBuf {
-    let prefix = format!("mplsr-test-{}", std::process::id());
+    // One prefix per router: tests of one binary run in parallel, and a router removes
+    // its runtime directory when it exits.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let prefix = format!("mplsr-test-{}-{k}", std::process::id());
     let cfg = format!(
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
          ports:\n\

@@ -46,6 +46,8 @@ pub struct CheckSummary {
     /// The routes file a startup config names, if any.
     pub routes_file: Option<PathBuf>,
     pub ports: usize,
+    /// Per port of a startup config: (name, promiscuous mode, whether the config set it).
+    pub port_modes: Vec<(String, bool, bool)>,
     pub workers: usize,
     /// EAL argument vector a startup config produces (empty for a routes file).
     pub eal_args: Vec<String>,
@@ -139,6 +141,17 @@ fn check_startup(path: &FsPath, root: &Node) -> Result<CheckSummary, ConfigError
     let mut s = summary(FileKind::Startup, path, &set, Some(fib.stats()));
     s.routes_file = cfg.routes.clone();
     s.ports = cfg.ports.len();
+    s.port_modes = cfg
+        .ports
+        .iter()
+        .map(|p| {
+            (
+                p.name.value.clone(),
+                p.promiscuous(),
+                p.promiscuous.is_some(),
+            )
+        })
+        .collect();
     s.workers = cfg.workers().len();
     s.eal_args = cfg.eal_args("mplsrouter");
     s.mempool_size = cfg.mempool_size();
@@ -176,6 +189,7 @@ fn summary(
         file: path.to_path_buf(),
         routes_file: None,
         ports: 0,
+        port_modes: Vec::new(),
         workers: 0,
         eal_args: Vec::new(),
         mempool_size: 0,
@@ -208,6 +222,11 @@ pub fn render(result: &Result<CheckSummary, ConfigError>) -> (String, i32) {
             let _ = writeln!(o, "{}: valid {what}", s.file.display());
             if s.kind == FileKind::Startup {
                 let _ = writeln!(o, "  ports:            {}", s.ports);
+                for (name, promiscuous, set) in &s.port_modes {
+                    let on = if *promiscuous { "on" } else { "off" };
+                    let why = if *set { "" } else { " (default)" };
+                    let _ = writeln!(o, "    {name}: promiscuous {on}{why}");
+                }
                 let _ = writeln!(o, "  workers:          {}", s.workers);
                 let _ = writeln!(
                     o,

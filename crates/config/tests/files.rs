@@ -53,6 +53,28 @@ fn demo_config_checks_and_renders() {
         text.contains("mempool:          16383 mbufs of 2176 bytes") && text.contains("37.0 MiB"),
         "{text}"
     );
+    assert!(
+        text.contains("    in: promiscuous on (default)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_shows_each_port_s_promiscuous_mode() {
+    let r = check_file(&repo().join("dpdk-config/baremetal.example.yaml"));
+    let (text, code) = render_check(&r);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        r.unwrap().port_modes,
+        [
+            ("wan".to_string(), false, false),
+            ("lan".to_string(), false, false)
+        ]
+    );
+    assert!(
+        text.contains("    wan: promiscuous off (default)\n"),
+        "{text}"
+    );
 }
 
 #[test]

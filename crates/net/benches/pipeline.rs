@@ -11,7 +11,7 @@ use net::fib::{
     Adjacency, Fib, FibBuilder, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode,
 };
 use net::packet::VecBuf;
-use net::pipeline::{Pipeline, Verdict};
+use net::pipeline::{LocalAddrs, Pipeline, PipelineConfig, Verdict};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -80,6 +80,15 @@ fn frame(ethertype: u16, labels: &[u32], ip: &[u8]) -> Vec<u8> {
     f
 }
 
+/// The router: port 0 (where the bursts arrive) has the MAC the frames are sent to.
+fn pipeline() -> Pipeline {
+    let local = LocalAddrs::new(
+        &[[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 1, 1]],
+        [[10, 0, 0, 1], [192, 0, 2, 1]],
+    );
+    Pipeline::new(PipelineConfig::default(), local)
+}
+
 fn cases() -> Vec<(&'static str, Vec<VecBuf>)> {
     let burst = |f: &dyn Fn(usize) -> Vec<u8>| (0..BURST).map(|i| VecBuf::new(&f(i))).collect();
     vec![
@@ -104,7 +113,7 @@ fn cases() -> Vec<(&'static str, Vec<VecBuf>)> {
 
 fn bench(c: &mut Criterion) {
     let fib = fib();
-    let pipeline = Pipeline::default();
+    let pipeline = pipeline();
     let mut g = c.benchmark_group("pipeline_burst32");
     g.throughput(Throughput::Elements(BURST as u64));
     for (name, pkts) in cases() {
@@ -137,7 +146,7 @@ fn bench(c: &mut Criterion) {
 #[cfg(target_arch = "x86_64")]
 fn tsc_report() {
     let fib = fib();
-    let pipeline = Pipeline::default();
+    let pipeline = pipeline();
     // PIPELINE_ROUNDS / PIPELINE_CASE: longer runs of one case, for a profiler.
     let rounds: usize = std::env::var("PIPELINE_ROUNDS")
         .ok()

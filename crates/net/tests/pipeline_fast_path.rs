@@ -1,12 +1,15 @@
 //! The fast path against the staged path: random tables, settings (depth limit, VLAN,
-//! options), input ports and random (often nearly valid) frames go through `process_burst` (fast path first) and `process_burst_staged` (stages
-//! only); verdicts and output bytes must be identical for every packet.
+//! options), input ports and random (often nearly valid) frames go through
+//! `process_burst` (fast path first) and `process_burst_staged` (stages only); verdicts
+//! and output bytes must be identical for every packet. Frames are mostly addressed to
+//! the input port, else to another station, a MAC one byte off, another port of the
+//! router, broadcast or multicast; sources are sometimes the router's own addresses.
 
 mod pipeline_support;
 
 use net::fib::{Adjacency, Fib, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
 use net::packet::{PacketBuf, VecBuf};
-use net::pipeline::{Pipeline, PipelineConfig, Verdict};
+use net::pipeline::{DropReason, PipelineConfig, Verdict};
 use pipeline_support::*;
 use proptest::prelude::*;
 
@@ -136,6 +139,12 @@ struct FrameSpec {
     headroom: usize,
     /// An 802.1Q tag after the MAC addresses.
     vlan: bool,
+    /// Destination: 0 the input port's MAC, 1 another station's, 2 the input port's with
+    /// byte `dst_byte` changed, 3 another port's of the router, 4 broadcast, 5 multicast.
+    dst: u8,
+    dst_byte: usize,
+    /// First two bytes of the source MAC (read by the 8-byte destination load).
+    src_mac: [u8; 2],
 }
 
 /// Mostly the routed /8s, sometimes martian or multicast.
@@ -163,6 +172,12 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
             prop_oneof![6 => Just(128usize), 1 => 0usize..12],
             prop_oneof![9 => Just(false), 1 => Just(true)],
         ),
+        (
+            prop_oneof![10 => Just(0u8), 1 => 1u8..6],
+            0usize..6,
+            any::<[u8; 2]>(),
+            prop_oneof![8 => Just(None), 1 => (0u8..4).prop_map(Some)],
+        ),
     )
         .prop_map(
             |(
@@ -172,8 +187,11 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
                 damage,
                 cut,
                 (headroom, vlan),
+                (dst, dst_byte, src_mac, own_src),
             )| {
-                let mut ip = Ip4::new([s0, 1, 2, 3], [d0, 4, 5, 6]);
+                // An own source: the router's address on one of its ports.
+                let src = own_src.map_or([s0, 1, 2, 3], |p| [192, 0, 2 + p, 1]);
+                let mut ip = Ip4::new(src, [d0, 4, 5, 6]);
                 ip.ttl = ttl;
                 ip.dscp = dscp;
                 ip.df = df;
@@ -187,12 +205,29 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
                     cut,
                     headroom,
                     vlan,
+                    dst,
+                    dst_byte,
+                    src_mac,
                 }
             },
         )
 }
 
-fn frame(s: &FrameSpec) -> VecBuf {
+/// The destination MAC `s` asks for, on a frame received on `in_port`.
+fn dst_mac(s: &FrameSpec, in_port: u16) -> [u8; 6] {
+    let mut m = router_mac(in_port);
+    match s.dst {
+        0 => {}
+        1 => m = PEER_MAC,
+        2 => m[s.dst_byte] ^= 0x02,
+        3 => m = router_mac((in_port + 1) % 4),
+        4 => m = [0xff; 6],
+        _ => m = [0x01, 0x00, 0x5e, 0x01, 0x02, 0x03],
+    }
+    m
+}
+
+fn frame(s: &FrameSpec, in_port: u16) -> VecBuf {
     let mut ip = s.ip.bytes();
     if s.ihl_options {
         // IHL 6 with a NOP option word, checksum recomputed: a sound header with options.
@@ -209,6 +244,8 @@ fn frame(s: &FrameSpec) -> VecBuf {
     } else {
         mpls(&s.labels, &ip)
     };
+    f[..6].copy_from_slice(&dst_mac(s, in_port));
+    f[6..8].copy_from_slice(&s.src_mac);
     if s.vlan {
         f.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
     }
@@ -228,7 +265,7 @@ fn both(
     in_port: u16,
     burst: &[VecBuf],
 ) -> [(Vec<Verdict>, Vec<Vec<u8>>); 2] {
-    let p = Pipeline::new(cfg);
+    let p = pipeline(cfg);
     let run = |fast: bool| {
         let mut pkts = burst.to_vec();
         let mut v = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
@@ -251,10 +288,11 @@ proptest! {
         frames in proptest::collection::vec(frame_spec(), 1..80),
         depth in prop_oneof![Just(8usize), 1usize..4],
         (accept_vlan, punt_ip_options) in (any::<bool>(), any::<bool>()),
-        in_port in 0u16..4,
+        in_port in prop_oneof![9 => 0u16..4, 1 => Just(4u16)],
     ) {
+        // Port 4 has no MAC: every frame on it is refused.
         let fib = build(&table);
-        let burst: Vec<VecBuf> = frames.iter().map(frame).collect();
+        let burst: Vec<VecBuf> = frames.iter().map(|f| frame(f, in_port)).collect();
         let cfg = PipelineConfig { max_label_depth: depth, accept_vlan, punt_ip_options };
         let [(fast_v, fast_b), (staged_v, staged_b)] = both(cfg, &fib, in_port, &burst);
         for i in 0..burst.len() {
@@ -327,5 +365,96 @@ fn plain_cases_forward_the_same_both_ways() {
         assert_eq!(d[3].ip.as_ref().unwrap().time_to_live, 63);
         assert_eq!(d[4].labels, [(1000, 0, false, 63), (2000, 0, true, 63)]);
         assert_eq!(d[4].ip.as_ref().unwrap().time_to_live, 63);
+    }
+}
+
+/// Frames the fast path would forward but for their destination MAC or source address:
+/// both paths drop each under its reason, untouched (RFC 1812 §5.2.1, §5.3.4, §5.3.7).
+#[test]
+fn frames_not_for_the_router_and_own_sources_are_dropped_both_ways() {
+    let mut b = builder();
+    let swap = b.add_adjacency(adj(1, &[200]));
+    let plain = b.add_adjacency(adj(2, &[]));
+    let e = LabelEntry {
+        op: LabelOp::Swap,
+        next_hop: Some(NextHop::Adjacency(swap)),
+        ttl_mode: TtlMode::Uniform,
+    };
+    b.add_label(100, e).unwrap();
+    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, route(via(plain), TtlMode::Uniform))
+        .unwrap();
+    let fib = b.build(1);
+    let ip = Ip4::new([198, 51, 100, 7], [10, 1, 2, 3]).bytes();
+    let own = Ip4::new(ROUTER_ADDR, [10, 1, 2, 3]).bytes();
+    let mut near = ROUTER_MAC;
+    near[5] ^= 1;
+    let arp = [0u8; 28];
+    let cases: [(Vec<u8>, Verdict); 11] = [
+        (
+            eth_to(PEER_MAC, 0x0800, &ip),
+            Verdict::Drop(DropReason::OtherHost),
+        ),
+        (
+            eth_to(near, 0x0800, &ip),
+            Verdict::Drop(DropReason::OtherHost),
+        ),
+        (
+            eth_to(port_mac(1), 0x0800, &ip),
+            Verdict::Drop(DropReason::OtherHost),
+        ),
+        (
+            eth_to([0xff; 6], 0x0800, &ip),
+            Verdict::Drop(DropReason::L2Multicast),
+        ),
+        (
+            eth_to([1, 0, 0x5e, 1, 2, 3], 0x0800, &ip),
+            Verdict::Drop(DropReason::L2Multicast),
+        ),
+        (
+            eth_to(PEER_MAC, 0x8847, &[&lse(100, 0, true, 9)[..], &ip].concat()),
+            Verdict::Drop(DropReason::OtherHost),
+        ),
+        (
+            eth_to(
+                [0xff; 6],
+                0x8847,
+                &[&lse(100, 0, true, 9)[..], &ip].concat(),
+            ),
+            Verdict::Drop(DropReason::L2Multicast),
+        ),
+        (eth(0x0800, &own), Verdict::Drop(DropReason::OwnSource)),
+        // ARP is for the router when broadcast, not when unicast to another station.
+        (
+            eth_to([0xff; 6], 0x0806, &arp),
+            Verdict::SlowPath(net::pipeline::PuntReason::Arp),
+        ),
+        (
+            eth_to(PEER_MAC, 0x0806, &arp),
+            Verdict::Drop(DropReason::OtherHost),
+        ),
+        // The control case: the same datagram to the router's MAC is forwarded.
+        (eth(0x0800, &ip), Verdict::Forward { port: 2 }),
+    ];
+    for (frame, want) in &cases {
+        for pos in 0..2 {
+            // First in its burst and behind a packet of the other family, so that both
+            // fast-path loops see it.
+            let other = if frame[12..14] == [0x08, 0x00] {
+                mpls(&[(100, 0, 9)], &ip)
+            } else {
+                eth(0x0800, &ip)
+            };
+            let mut burst = vec![VecBuf::new(frame)];
+            burst.insert(pos, VecBuf::new(&other));
+            let [(fast_v, fast_b), (staged_v, staged_b)] =
+                both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+            let k = 1 - pos;
+            assert_eq!(fast_v[k], *want, "fast: {frame:02x?}");
+            assert_eq!(staged_v[k], *want, "staged: {frame:02x?}");
+            assert_eq!(fast_b, staged_b);
+            if !matches!(want, Verdict::Forward { .. }) {
+                assert_eq!(&fast_b[k], frame);
+            }
+        }
     }
 }

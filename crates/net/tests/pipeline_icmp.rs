@@ -7,7 +7,7 @@ use etherparse::{IcmpEchoHeader, Icmpv4Header, Icmpv4Slice, Icmpv4Type, IpNumber
 use net::fib::{Fib, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
 use net::icmp::{self, IcmpConfig, IcmpError, MplsReply, SendVia};
 use net::packet::{PacketBuf, VecBuf};
-use net::pipeline::{Pipeline, PuntReason, Verdict};
+use net::pipeline::{PipelineConfig, PuntReason, Verdict};
 use pipeline_support::*;
 
 const SRC: [u8; 4] = [198, 51, 100, 7];
@@ -62,7 +62,13 @@ fn ones_sum(b: &[u8]) -> u16 {
 
 fn sent(fib: &Fib, via: SendVia, frame: &[u8]) -> (Verdict, Vec<u8>) {
     let mut p = VecBuf::new(frame);
-    let v = icmp::send(&Pipeline::default(), fib, IN_PORT, via, &mut p);
+    let v = icmp::send(
+        &pipeline(PipelineConfig::default()),
+        fib,
+        IN_PORT,
+        via,
+        &mut p,
+    );
     (v, p.data().to_vec())
 }
 

@@ -4,7 +4,7 @@ mod pipeline_support;
 
 use net::fib::{Adjacency, FibBuilder, NextHop, RouteTarget, TtlMode};
 use net::packet::{PacketBuf, VecBuf};
-use net::pipeline::{DropReason, Pipeline, PipelineConfig, PuntReason, Verdict};
+use net::pipeline::{DropReason, PipelineConfig, PuntReason, Verdict};
 use pipeline_support::*;
 
 const SRC: [u8; 4] = [198, 51, 100, 7];
@@ -305,7 +305,7 @@ fn push_without_headroom_is_dropped() {
     let f = ipv4_frame(&Ip4::new(SRC, [203, 0, 114, 5]));
     let mut pkts = [VecBuf::with_headroom(&f, 4)];
     let mut v = [Verdict::Forward { port: 0 }];
-    Pipeline::default().process_burst(&fib(), 0, &mut pkts, &mut v);
+    pipeline(PipelineConfig::default()).process_burst(&fib(), 0, &mut pkts, &mut v);
     assert_eq!(v[0], Verdict::Drop(DropReason::NoHeadroom));
     assert_eq!(pkts[0].data(), &f[..]);
 }
@@ -314,7 +314,7 @@ fn push_without_headroom_is_dropped() {
 fn originate_routes_without_decrementing_ttl() {
     let f = ipv4_frame(&Ip4::new(ROUTER_ADDR, [203, 0, 114, 5]).ttl(255));
     let mut p = VecBuf::new(&f);
-    let v = Pipeline::default().originate(&fib(), &mut p);
+    let v = pipeline(PipelineConfig::default()).originate(&fib(), &mut p);
     assert_eq!(v, Verdict::Forward { port: 2 });
     let d = decode(p.data());
     assert_eq!(d.ip.unwrap().time_to_live, 255);

@@ -28,10 +28,11 @@ use crate::slowpath::{ArpPolicy, SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, TestFault, WorkerSpec};
 use crate::watch::{ControlInput, FileWatcher, SignalWaker};
 use crate::worker::{Injected, Punted, Worker};
+use config::startup::PortIface;
 use config::StartupConfig;
 use net::fib::Fib;
 use net::icmp::IcmpConfig;
-use net::pipeline::{Pipeline, PipelineConfig};
+use net::pipeline::{LocalAddrs, Pipeline, PipelineConfig};
 use net::rcu::Rcu;
 use std::path::PathBuf;
 
@@ -75,6 +76,22 @@ const CONTROL_TICK: Duration = Duration::from_millis(5);
 
 /// How often a startup step that may take long (loading the tables) checks for a signal.
 const STARTUP_POLL: Duration = Duration::from_millis(20);
+
+/// The MAC each port answers to (by port id) and the router's IPv4 addresses, for the
+/// pipeline's input checks.
+fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
+    let mut macs = vec![[0u8; 6]; ports.iter().map(|p| p.id as usize + 1).max().unwrap_or(0)];
+    for p in ports {
+        macs[p.id as usize] = p.mac;
+    }
+    let addrs = ports.iter().flat_map(|p| p.addresses.iter());
+    LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes()))
+}
+
+fn fmt_mac(m: [u8; 6]) -> String {
+    let h: Vec<String> = m.iter().map(|b| format!("{b:02x}")).collect();
+    h.join(":")
+}
 
 /// Capacity of the workers' queue to the slow path.
 const PUNT_QUEUE: usize = 1024;
@@ -185,6 +202,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let macs: Vec<[u8; 6]> = ports.iter().map(|p| p.mac()).collect();
     let ctx = config::RouteContext::from_startup(&routing.startup, |i| macs[i as usize]);
     let port_ifaces = ctx.ports.clone().unwrap_or_default();
+    let local = local_addrs(&port_ifaces);
     let Some((mut control, first)) =
         load_tables(routing.routes.clone(), ctx, &control_stats, &signals)?
     else {
@@ -206,7 +224,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         spec,
         &workers,
         &dev_ids,
-        &routing.pipeline,
+        (&routing.pipeline, &local),
         &rcu,
         punt_tx,
         inject_rx,
@@ -217,7 +235,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         inject: inject_tx,
         pool: Arc::clone(&pool),
         rcu: rcu.clone(),
-        pipeline: Pipeline::new(routing.pipeline),
+        pipeline: Pipeline::new(routing.pipeline, local),
         icmp: routing.icmp,
         arp: ArpPolicy::from_config(&routing.startup.arp),
         statics: control.static_neighbors(),
@@ -353,15 +371,26 @@ fn start_ports(
             rx_desc: p.rx_desc,
             tx_desc: p.tx_desc,
             mtu: None,
-            promiscuous: true,
+            promiscuous: p.promiscuous,
         };
         let mut port = Port::configure(id, &cfg, pool).map_err(err)?;
         apply_mtu(&mut port, p).map_err(err)?;
         if let Some(mac) = p.mac {
-            // Virtual PMDs (pcap, null) cannot change their MAC; the tables use the
-            // configured one as source MAC either way, and vdev ports are promiscuous.
+            // Virtual PMDs (pcap, null) cannot change their MAC; the tables and the
+            // pipeline's destination check use the configured one either way, so such a
+            // port sees frames sent to it only in promiscuous mode (their default).
             match port.set_mac(mac) {
-                Err(e) if e.errno == libc::ENOTSUP => {}
+                Err(e) if e.errno == libc::ENOTSUP => {
+                    if !p.promiscuous {
+                        eprintln!(
+                            "mplsrouter: warning: port {:?} ({}) cannot take MAC {}; \
+                             frames sent to it arrive only with `promiscuous: true`",
+                            p.name,
+                            p.device,
+                            fmt_mac(mac)
+                        );
+                    }
+                }
                 r => r.map_err(err)?,
             }
         }
@@ -468,7 +497,7 @@ fn launch_workers(
     spec: &RuntimeSpec,
     workers: &[WorkerSpec],
     dev_ids: &[u16],
-    pipeline: &PipelineConfig,
+    pipeline: (&PipelineConfig, &LocalAddrs),
     rcu: &Arc<Rcu<Fib>>,
     punt: Sender<Punted>,
     inject: Receiver<Injected>,
@@ -493,7 +522,7 @@ fn launch_workers(
             stop: threads.worker_stop.clone(),
             idle: spec.idle,
             burst: spec.burst,
-            forwarder: PipelineForwarder::new(Pipeline::new(*pipeline), rcu)
+            forwarder: PipelineForwarder::new(Pipeline::new(*pipeline.0, pipeline.1.clone()), rcu)
                 .map_err(|e| RouterError::Spec(e.to_string()))?,
             punt: punt.clone(),
             inject: inject.take(),

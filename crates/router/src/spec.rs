@@ -22,6 +22,8 @@ pub struct PortSpec {
     /// kernel interface), so a device refusing the configured MTU is a warning, not an
     /// error.
     pub vdev: bool,
+    /// Receive frames for every MAC (the pipeline still routes only frames for `mac`).
+    pub promiscuous: bool,
 }
 
 /// One worker: the lcore it runs on and the (port index, queue) pairs it polls.

@@ -50,6 +50,7 @@ fn a_failed_launch_stops_the_workers_already_running() {
             mtu: None,
             mac: None,
             vdev: true,
+            promiscuous: true,
         }],
         workers: vec![worker.clone(), worker],
         mempool_size: 4095,

@@ -80,6 +80,15 @@ pub struct PortConfig {
     pub vdev: Option<Spanned<String>>,
     /// Override the NIC's MAC address.
     pub mac: Option<MacAddr>,
+    /// Receive frames for every MAC, not only the port's own (and broadcast/multicast).
+    /// The router routes only frames addressed to the port's MAC either way (others are
+    /// counted as `other_host` drops), so this only decides what reaches the workers.
+    /// Default: off for PCI ports (the NIC filters on its MAC, which `mac` sets); on for
+    /// vdevs, which often cannot take the configured MAC (net_pcap, net_null; af_packet
+    /// without CAP_NET_ADMIN) and would otherwise never see frames sent to it. See
+    /// [`PortConfig::promiscuous`].
+    #[serde(default)]
+    pub promiscuous: Option<Spanned<bool>>,
     /// The router's IPv4 addresses on this port, `10.0.0.1/24`; the first is the source
     /// of ICMP errors sent from this port.
     #[serde(default)]
@@ -107,6 +116,14 @@ fn default_desc() -> Spanned<u16> {
 }
 
 impl PortConfig {
+    /// Whether the port runs in promiscuous mode: as configured, else on for vdevs and
+    /// off for PCI ports.
+    pub fn promiscuous(&self) -> bool {
+        self.promiscuous
+            .as_ref()
+            .map_or(self.vdev.is_some(), |p| p.value)
+    }
+
     /// The DPDK device name to look the port id up with (`rte_eth_dev_get_port_by_name`):
     /// the PCI address, or the vdev string up to its first comma.
     pub fn device_name(&self) -> &str {
@@ -787,6 +804,24 @@ routes: routes/demo.yaml
         let c = parse(DEMO).unwrap();
         let plain = "net_af_packet0,iface=v";
         assert_eq!(c.vdev_arg(plain), plain, "MTU 1500: as written");
+    }
+
+    #[test]
+    fn promiscuous_defaults_by_port_kind_and_can_be_set() {
+        let c = parse(DEMO).unwrap();
+        assert!(
+            c.ports.iter().all(|p| p.promiscuous()),
+            "vdevs default to on"
+        );
+        let text = "\
+ports:
+  - {name: a, pci: \"0000:01:00.0\", addresses: [10.0.0.1/24]}
+  - {name: b, pci: \"0000:01:00.1\", promiscuous: true, addresses: [10.0.1.1/24]}
+  - {name: c, vdev: \"net_af_packet0,iface=veth0\", promiscuous: false}
+";
+        let c = parse(text).unwrap();
+        let modes: Vec<_> = c.ports.iter().map(|p| p.promiscuous()).collect();
+        assert_eq!(modes, [false, true, false]);
     }
 
     #[test]

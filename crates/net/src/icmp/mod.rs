@@ -11,7 +11,7 @@
 //!
 //! Sending a [`Reply`]: `SendVia::Route` frames go through [`Pipeline::originate`],
 //! `SendVia::LabelSwitch` frames through [`Pipeline::process_burst`] with the original
-//! ingress port; [`send`] does either.
+//! ingress port (addressed to that port's MAC); [`send`] does either.
 
 mod build;
 mod rate;
@@ -110,6 +110,14 @@ pub fn send<P: PacketBuf>(
     match via {
         SendVia::Route => pipeline.originate(fib, pkt),
         SendVia::LabelSwitch => {
+            // As if received on `in_port`: addressed to that port's MAC, which the input
+            // check requires (the builders leave a zero placeholder).
+            if let (Some(mac), Some(dst)) = (
+                pipeline.local().port_mac(in_port),
+                pkt.data_mut().get_mut(..6),
+            ) {
+                dst.copy_from_slice(&mac);
+            }
             let mut v = [Verdict::Forward { port: 0 }];
             pipeline.process_burst(fib, in_port, core::slice::from_mut(pkt), &mut v);
             v[0]

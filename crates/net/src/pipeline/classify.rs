@@ -1,5 +1,6 @@
-//! Stage 1: Ethernet and ethertype; RFC 1812 input checks for plain IPv4.
+//! Stage 1: destination MAC, Ethernet and ethertype; RFC 1812 input checks for plain IPv4.
 
+use super::local::{LocalAddrs, MacKey};
 use super::{ipv4, DropReason, Next, PipelineConfig, PuntReason, Verdict, Work};
 use crate::wire::be16;
 use crate::wire::ethernet::{
@@ -9,11 +10,27 @@ use crate::wire::ethernet::{
 /// Fills `w` (which holds [`Work::EMPTY`]) in place: building a `Work` here and copying it
 /// out made the copy's wide loads wait on the narrow field stores (a store-forwarding
 /// stall that cost a fifth of the stage).
+///
+/// `mac` is the input port's MAC (`None`: the port has none). A frame for another station is
+/// dropped before anything else is read; a broadcast or multicast frame is only for local
+/// handling (ARP), so the IPv4 or labelled packet in one is dropped, never forwarded or
+/// answered. Packets the router originates have a placeholder header and skip both.
 #[inline]
-pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool, w: &mut Work) {
+pub(crate) fn classify(
+    cfg: &PipelineConfig,
+    local: &LocalAddrs,
+    mac: Option<MacKey>,
+    data: &[u8],
+    originate: bool,
+    w: &mut Work,
+) {
     w.end = data.len();
-    if data.len() < HEADER_LEN {
+    let Some(first8) = data.first_chunk::<8>().filter(|_| data.len() >= HEADER_LEN) else {
         return; // Done(Drop(Truncated))
+    };
+    let to_us = originate || mac.is_some_and(|m| m.matches(first8));
+    if !to_us && data[0] & 1 == 0 {
+        return w.done(Verdict::Drop(DropReason::OtherHost));
     }
     let mut et = be16(data, 12);
     w.l3 = HEADER_LEN;
@@ -30,9 +47,10 @@ pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool, w: &m
     w.stack_end = w.l3;
     w.keep = w.l3;
     match et {
-        ETHERTYPE_IPV4 => ipv4::input(cfg, data, w, originate),
-        ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
         ETHERTYPE_ARP if !originate => w.done(Verdict::SlowPath(PuntReason::Arp)),
+        ETHERTYPE_IPV4 | ETHERTYPE_MPLS if !to_us => w.done(Verdict::Drop(DropReason::L2Multicast)),
+        ETHERTYPE_IPV4 => ipv4::input(cfg, (!originate).then_some(local), data, w, originate),
+        ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
 }

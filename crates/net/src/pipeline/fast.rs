@@ -8,7 +8,8 @@
 //! them bookkeeping for cases the plain packet never meets. Here every condition of the
 //! plain case is checked, and the packet is rewritten once its verdict is known (so the
 //! rule that nothing is written before the verdict still holds). Anything else (reserved
-//! labels, TTL 1, IP options, martians, swap-and-push, pops that expose a label, local
+//! labels, TTL 1, IP options, martians, frames not addressed to the input port's MAC,
+//! sources that may be the router's own, swap-and-push, pops that expose a label, local
 //! and connected routes, unresolved neighbours, a packet too big, a stack the staged walk
 //! would refuse) returns `None` untouched, and the staged path decides it.
 //!
@@ -21,6 +22,7 @@
 //! random tables and frames through both ([`super::Pipeline::process_burst_staged`]) and
 //! compares verdicts and bytes.
 
+use super::local::{LocalAddrs, MacKey};
 use super::{hash, Verdict};
 use crate::fib::{
     AdjId, Adjacency, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL,
@@ -40,15 +42,22 @@ const BOS: u32 = 1 << 8;
 
 /// Decides and rewrites a label-switched packet in one pass when it is a plain swap, or
 /// a penultimate-hop pop exposing IPv4, towards a resolved adjacency (directly or through
-/// an ECMP group); `None` (untouched) otherwise.
+/// an ECMP group), and its frame is addressed to `mac` (the input port's); `None`
+/// (untouched) otherwise.
 #[inline(always)]
-pub(crate) fn label<P: PacketBuf>(fib: &Fib, max_depth: usize, pkt: &mut P) -> Option<Verdict> {
+pub(crate) fn label<P: PacketBuf>(
+    fib: &Fib,
+    max_depth: usize,
+    mac: MacKey,
+    pkt: &mut P,
+) -> Option<Verdict> {
     // Mutable from the start, so that the swap writes through the slice it checked (read
     // again from the buffer, it was bounds-checked again). Nothing is written before the
     // verdict is known.
     let data = pkt.data_mut();
     let top: &[u8; HEADER_LEN + LSE] = data.get(..HEADER_LEN + LSE)?.try_into().ok()?;
-    if u16::from_be_bytes([top[12], top[13]]) != ETHERTYPE_MPLS {
+    if u16::from_be_bytes([top[12], top[13]]) != ETHERTYPE_MPLS || !mac.matches(top.first_chunk()?)
+    {
         return None;
     }
     let lse = u32::from_be_bytes([top[14], top[15], top[16], top[17]]);
@@ -160,7 +169,7 @@ fn exposed_ipv4(ip: &[u8]) -> Option<usize> {
 }
 
 /// Writes the TTL of the IPv4 header `ip` and updates its checksum (RFC 1624).
-#[inline]
+#[inline(always)]
 fn set_ttl(ip: &mut [u8], ttl: u8) {
     let old = u16::from_be_bytes([ip[8], ip[9]]);
     ip[8] = ttl;
@@ -184,14 +193,20 @@ static SPECIAL_FIRST_OCTET: [bool; 256] = {
 };
 
 /// The IPv4 header of a packet the fast path can forward once its route is known: plain
-/// Ethernet, a 20-byte header that passes every input check, TTL above 1. Returns the
-/// destination for the batched lookup; `None` leaves the packet to the stages.
+/// Ethernet addressed to `mac` (the input port's), a 20-byte
+/// header that passes every input check, TTL above 1, a source that is certainly not one
+/// of the router's addresses (`local`'s filter). Returns the destination for the batched
+/// lookup; `None` leaves the packet to the stages.
 #[inline]
-pub(crate) fn ipv4_input(data: &[u8]) -> Option<u32> {
+pub(crate) fn ipv4_input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option<u32> {
     let frame: &[u8; HEADER_LEN + IPV4_LEN] = data.get(..HEADER_LEN + IPV4_LEN)?.try_into().ok()?;
     let (eth, ip) = frame.split_at(HEADER_LEN);
     let ip: &[u8; IPV4_LEN] = ip.try_into().ok()?;
-    if u16::from_be_bytes([eth[12], eth[13]]) != ETHERTYPE_IPV4 || ip[0] != 0x45 || ip[8] <= 1 {
+    if u16::from_be_bytes([eth[12], eth[13]]) != ETHERTYPE_IPV4
+        || !mac.matches(frame.first_chunk()?)
+        || ip[0] != 0x45
+        || ip[8] <= 1
+    {
         return None;
     }
     let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
@@ -199,6 +214,7 @@ pub(crate) fn ipv4_input(data: &[u8]) -> Option<u32> {
         || total > data.len() - HEADER_LEN
         || !checksum::ipv4_header_verifies(ip)
         || SPECIAL_FIRST_OCTET[ip[12] as usize] | SPECIAL_FIRST_OCTET[ip[16] as usize]
+        || local.may_be_own(u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]))
     {
         return None;
     }

@@ -1,14 +1,22 @@
 //! Stage 3 (and the IPv4 half of stage 1): RFC 1812 input checks and route targets.
 
+use super::local::LocalAddrs;
 use super::{DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
 use crate::fib::{Fib, RouteId, RouteTarget, NO_ROUTE};
 use crate::wire::{be16, checksum};
 
 /// Checks the IPv4 header at `w.stack_end` (RFC 1812 §5.2.2 and §5.3.7) and queues the
 /// packet for the LPM lookup. Sets `w.ip`, `w.end`, `w.keep`; `w.out_ttl` becomes the TTL
-/// to emit (decremented unless the router originated the packet).
-pub(crate) fn input(cfg: &PipelineConfig, data: &[u8], w: &mut Work, originate: bool) {
-    match check(cfg, data, w.stack_end, originate) {
+/// to emit (decremented unless the router originated the packet). `own` is given for
+/// packets received as plain IPv4: their source must not be one of the router's addresses.
+pub(crate) fn input(
+    cfg: &PipelineConfig,
+    own: Option<&LocalAddrs>,
+    data: &[u8],
+    w: &mut Work,
+    originate: bool,
+) {
+    match check(cfg, data, w.stack_end, originate, own) {
         Err(v) => w.done(v),
         Ok((dst, end)) => {
             let off = w.stack_end;
@@ -26,12 +34,15 @@ pub(crate) fn input(cfg: &PipelineConfig, data: &[u8], w: &mut Work, originate: 
     }
 }
 
-/// The header checks; `Ok((destination, end of datagram))`.
+/// The header checks; `Ok((destination, end of datagram))`. With `own`, a source that is
+/// one of those addresses is dropped (`own_source`). Not for datagrams exposed by a label
+/// pop: an ICMP reply the router sends along an LSP it terminates comes back that way.
 pub(crate) fn check(
     cfg: &PipelineConfig,
     data: &[u8],
     off: usize,
     originate: bool,
+    own: Option<&LocalAddrs>,
 ) -> Result<(u32, usize), Verdict> {
     let drop = |r| Err(Verdict::Drop(r));
     let b = data.get(off..).unwrap_or(&[]);
@@ -64,6 +75,9 @@ pub(crate) fn check(
         }
         if d8 >= 224 {
             return drop(DropReason::Multicast);
+        }
+        if own.is_some_and(|l| l.is_own(src)) {
+            return drop(DropReason::OwnSource);
         }
         if hl > 20 && cfg.punt_ip_options {
             return Err(Verdict::SlowPath(PuntReason::IpOptions));

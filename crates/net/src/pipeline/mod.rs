@@ -4,7 +4,8 @@
 //! ([`fast`]) that checks exactly what they need; every other packet
 //! goes through the stages, each run over the whole burst before the next (grout/VPP
 //! style, so that table lookups of different packets overlap):
-//! 1. [`classify`]: Ethernet, ethertype, IPv4 input checks (RFC 1812 §5.2.2);
+//! 1. [`classify`]: destination MAC, Ethernet, ethertype, IPv4 input checks (RFC 1812
+//!    §5.2.1, §5.2.2, §5.3.4, §5.3.7; the router's own addresses: [`LocalAddrs`]);
 //! 2. [`mpls`]: label stack walk and label table lookups (LSR/egress LER decisions);
 //! 3. [`ipv4`]: one batched LPM lookup for every packet that needs one, route targets;
 //! 4. [`rewrite`]: ECMP member by flow hash ([`hash`]), MTU, then the in-place rewrite from
@@ -34,10 +35,12 @@ mod classify;
 mod fast;
 mod hash;
 mod ipv4;
+mod local;
 mod mpls;
 mod rewrite;
 mod verdict;
 
+pub use local::LocalAddrs;
 pub use verdict::{DropReason, PuntReason, Verdict};
 
 use crate::fib::{Fib, NextHop, TtlMode, NO_ROUTE};
@@ -69,11 +72,17 @@ impl Default for PipelineConfig {
     }
 }
 
-/// The forwarding pipeline of one worker. Stateless apart from its settings: the tables
-/// come in with every burst (the worker's current [`Fib`] snapshot).
-#[derive(Debug, Clone, Default)]
+/// The in-port of packets the router originates ([`Pipeline::originate`]); the slow path
+/// holds such packets under it while it resolves their next hop.
+pub const ORIGINATED: u16 = u16::MAX;
+
+/// The forwarding pipeline of one worker. Stateless apart from its settings and the
+/// router's own addresses: the tables come in with every burst (the worker's current
+/// [`Fib`] snapshot).
+#[derive(Debug, Clone)]
 pub struct Pipeline {
     config: PipelineConfig,
+    local: LocalAddrs,
 }
 
 /// What to write into the first kept header after the rewrite.
@@ -144,14 +153,20 @@ impl Work {
 }
 
 impl Pipeline {
-    /// A pipeline with these settings (a depth limit of 0 is taken as 1).
-    pub fn new(mut config: PipelineConfig) -> Pipeline {
+    /// A pipeline with these settings (a depth limit of 0 is taken as 1) for a router with
+    /// these addresses: frames are routed only when addressed to their input port's MAC.
+    pub fn new(mut config: PipelineConfig, local: LocalAddrs) -> Pipeline {
         config.max_label_depth = config.max_label_depth.max(1);
-        Pipeline { config }
+        Pipeline { config, local }
     }
 
     pub fn config(&self) -> &PipelineConfig {
         &self.config
+    }
+
+    /// The router's addresses this pipeline checks against.
+    pub fn local(&self) -> &LocalAddrs {
+        &self.local
     }
 
     /// Processes a burst received on `in_port`: `verdicts[i]` is the fate of `pkts[i]`,
@@ -202,64 +217,69 @@ impl Pipeline {
             for pkt in p.iter() {
                 crate::prefetch::prefetch(pkt.data().as_ptr());
             }
-            if !fast_path {
-                for (i, s) in staged[..p.len()].iter_mut().enumerate() {
-                    *s = i as u8;
+            // A port without a MAC refuses every frame: the stages count them.
+            let fast_mac = self.local.mac_key(in_port).filter(|_| fast_path);
+            match fast_mac {
+                None => {
+                    for (i, s) in staged[..p.len()].iter_mut().enumerate() {
+                        *s = i as u8;
+                    }
+                    m = p.len();
                 }
-                m = p.len();
-            } else {
-                // Each fast path runs in a loop of its own (with both in one loop body the
-                // swap path spilled registers), first the one the burst's first packet
-                // takes: bursts are usually of one kind, and each packet then meets only
-                // the loop for it (turned away by the other, an IPv4 packet cost ~25
-                // instructions). What the first loop turns away goes to the second.
-                // (Macros, not closures: a closure called from two loops was not inlined.)
-                let depth = self.config.max_label_depth;
-                let mut rest = [0u8; CHUNK];
-                let mut r = 0;
-                macro_rules! label {
-                    ($i:expr, $pkt:expr, $verdict:expr, $fail:ident, $n:ident) => {
-                        match fast::label(fib, depth, $pkt) {
-                            Some(fwd) => *$verdict = fwd,
-                            None => {
-                                $fail[$n] = $i as u8;
-                                $n += 1;
+                Some(mac) => {
+                    // Each fast path runs in a loop of its own (with both in one loop body the
+                    // swap path spilled registers), first the one the burst's first packet
+                    // takes: bursts are usually of one kind, and each packet then meets only
+                    // the loop for it (turned away by the other, an IPv4 packet cost ~25
+                    // instructions). What the first loop turns away goes to the second.
+                    // (Macros, not closures: a closure called from two loops was not inlined.)
+                    let depth = self.config.max_label_depth;
+                    let mut rest = [0u8; CHUNK];
+                    let mut r = 0;
+                    macro_rules! label {
+                        ($i:expr, $pkt:expr, $verdict:expr, $fail:ident, $n:ident) => {
+                            match fast::label(fib, depth, mac, $pkt) {
+                                Some(fwd) => *$verdict = fwd,
+                                None => {
+                                    $fail[$n] = $i as u8;
+                                    $n += 1;
+                                }
                             }
+                        };
+                    }
+                    macro_rules! input {
+                        ($i:expr, $pkt:expr, $fail:ident, $n:ident) => {
+                            match fast::ipv4_input($pkt.data(), mac, &self.local) {
+                                Some(dst) => {
+                                    dsts[f] = dst;
+                                    ipv4[f] = $i as u8;
+                                    f += 1;
+                                }
+                                None => {
+                                    $fail[$n] = $i as u8;
+                                    $n += 1;
+                                }
+                            }
+                        };
+                    }
+                    let first = p[0].data();
+                    if first.len() >= HEADER_LEN
+                        && u16::from_be_bytes([first[12], first[13]]) == ETHERTYPE_MPLS
+                    {
+                        for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
+                            label!(i, pkt, verdict, rest, r);
                         }
-                    };
-                }
-                macro_rules! input {
-                    ($i:expr, $pkt:expr, $fail:ident, $n:ident) => {
-                        match fast::ipv4_input($pkt.data()) {
-                            Some(dst) => {
-                                dsts[f] = dst;
-                                ipv4[f] = $i as u8;
-                                f += 1;
-                            }
-                            None => {
-                                $fail[$n] = $i as u8;
-                                $n += 1;
-                            }
+                        for &i in &rest[..r] {
+                            input!(i, &p[i as usize], staged, m);
                         }
-                    };
-                }
-                let first = p[0].data();
-                if first.len() >= HEADER_LEN
-                    && u16::from_be_bytes([first[12], first[13]]) == ETHERTYPE_MPLS
-                {
-                    for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
-                        label!(i, pkt, verdict, rest, r);
-                    }
-                    for &i in &rest[..r] {
-                        input!(i, &p[i as usize], staged, m);
-                    }
-                } else {
-                    for (i, pkt) in p.iter().enumerate() {
-                        input!(i, pkt, rest, r);
-                    }
-                    for &i in &rest[..r] {
-                        let i = i as usize;
-                        label!(i, &mut p[i], &mut v[i], staged, m);
+                    } else {
+                        for (i, pkt) in p.iter().enumerate() {
+                            input!(i, pkt, rest, r);
+                        }
+                        for &i in &rest[..r] {
+                            let i = i as usize;
+                            label!(i, &mut p[i], &mut v[i], staged, m);
+                        }
                     }
                 }
             }
@@ -290,7 +310,7 @@ impl Pipeline {
         let mut v = [Verdict::Drop(DropReason::Truncated)];
         self.process_staged(
             fib,
-            u16::MAX,
+            ORIGINATED,
             core::slice::from_mut(pkt),
             &mut v,
             &[0],
@@ -312,8 +332,10 @@ impl Pipeline {
     ) {
         let n = which.len();
         let mut work = [Work::EMPTY; CHUNK];
+        let mac = self.local.mac_key(in_port);
         for (w, &i) in work.iter_mut().zip(which) {
-            classify::classify(&self.config, pkts[i as usize].data(), originate, w);
+            let data = pkts[i as usize].data();
+            classify::classify(&self.config, &self.local, mac, data, originate, w);
         }
         for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {

@@ -130,7 +130,7 @@ fn exposed_ipv4(data: &[u8], off: usize) -> Option<usize> {
 /// Why the payload exposed at `off` cannot be forwarded as IPv4.
 fn not_ipv4(cfg: &PipelineConfig, data: &[u8], off: usize) -> Verdict {
     match data.get(off) {
-        Some(b) if b >> 4 == 4 => match ipv4::check(cfg, data, off, true) {
+        Some(b) if b >> 4 == 4 => match ipv4::check(cfg, data, off, true, None) {
             Err(v) => v,
             Ok(_) => Verdict::Drop(DropReason::BadIpv4Header),
         },
@@ -144,7 +144,7 @@ fn dispose(cfg: &PipelineConfig, data: &[u8], w: &mut Work, mode: TtlMode, in_tt
     if data.get(w.stack_end).is_some_and(|b| b >> 4 != 4) {
         return w.done(Verdict::Drop(DropReason::UnsupportedPayload));
     }
-    match ipv4::check(cfg, data, w.stack_end, false) {
+    match ipv4::check(cfg, data, w.stack_end, false, None) {
         Err(v) => w.done(v),
         Ok((dst, end)) => {
             let ip_ttl = data[w.stack_end + 8];

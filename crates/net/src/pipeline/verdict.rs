@@ -79,6 +79,15 @@ reasons! {
         MtuExceeded => "mtu_exceeded",
         /// Not enough headroom in the buffer to push the labels.
         NoHeadroom => "no_headroom",
+        /// Unicast frame for another station's MAC (RFC 1812 §5.2.1): seen on a shared
+        /// segment or by a promiscuous port, never routed.
+        OtherHost => "other_host",
+        /// IPv4 or labelled packet in a link-layer broadcast or multicast frame: never
+        /// forwarded and never answered with an ICMP error (RFC 1812 §5.3.4).
+        L2Multicast => "l2_multicast",
+        /// IPv4 packet from outside with one of the router's own addresses as source
+        /// (spoofed or looped; RFC 1812 §5.3.7).
+        OwnSource => "own_source",
     }
 }
 

@@ -7,7 +7,7 @@
 use etherparse::{IpNumber, Ipv4Header, UdpHeader};
 use net::fib::{Adjacency, Fib, FibBuilder, Ipv4Route, NextHop, RouteTarget, TtlMode};
 use net::packet::{PacketBuf, VecBuf};
-use net::pipeline::{Pipeline, PipelineConfig, Verdict};
+use net::pipeline::{LocalAddrs, Pipeline, PipelineConfig, Verdict};
 
 pub const ROUTER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
 pub const PEER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x99];
@@ -84,10 +84,35 @@ impl Ip4 {
     }
 }
 
+/// The MAC of the router's port `port` (`ROUTER_MAC` on `IN_PORT`).
+pub fn router_mac(port: u16) -> [u8; 6] {
+    if port == IN_PORT {
+        ROUTER_MAC
+    } else {
+        port_mac(port)
+    }
+}
+
+/// The router's addresses as [`builder`] gives them, with [`router_mac`] on ports 0..4.
+pub fn local() -> LocalAddrs {
+    let macs: Vec<_> = (0..4).map(router_mac).collect();
+    LocalAddrs::new(&macs, (0..4u8).map(|p| [192, 0, 2 + p, 1]))
+}
+
+/// The pipeline the tests run: these settings, [`local`] addresses.
+pub fn pipeline(cfg: PipelineConfig) -> Pipeline {
+    Pipeline::new(cfg, local())
+}
+
 /// An Ethernet frame to the router.
 pub fn eth(ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    eth_to(ROUTER_MAC, ethertype, payload)
+}
+
+/// An Ethernet frame to `dst`.
+pub fn eth_to(dst: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();
-    f.extend_from_slice(&ROUTER_MAC);
+    f.extend_from_slice(&dst);
     f.extend_from_slice(&PEER_MAC);
     f.extend_from_slice(&ethertype.to_be_bytes());
     f.extend_from_slice(payload);
@@ -224,7 +249,7 @@ pub fn builder() -> FibBuilder {
 pub fn run_with(cfg: PipelineConfig, fib: &Fib, frames: &[Vec<u8>]) -> Vec<(Verdict, Vec<u8>)> {
     let mut pkts: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
     let mut verdicts = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
-    Pipeline::new(cfg).process_burst(fib, IN_PORT, &mut pkts, &mut verdicts);
+    pipeline(cfg).process_burst(fib, IN_PORT, &mut pkts, &mut verdicts);
     verdicts
         .into_iter()
         .zip(pkts.iter().map(|p| p.data().to_vec()))

@@ -12,7 +12,7 @@ use dpdk::Mbuf;
 use net::fib::Fib;
 use net::icmp::{self, IcmpConfig, IcmpError, Reply};
 use net::packet::PacketBuf;
-use net::pipeline::Verdict;
+use net::pipeline::{Verdict, ORIGINATED};
 
 use super::State;
 use crate::metrics::{IcmpKind, SlowDrop};
@@ -97,6 +97,12 @@ impl State {
         if matches!(v, Verdict::Forward { .. }) {
             self.sp.stats.icmp(kind);
         }
-        self.route(fib, g, in_port, v);
+        // Held under ORIGINATED until ARP resolves, so that it is retried as the router's
+        // own packet, not checked as one received from outside.
+        let held_port = match r.via {
+            icmp::SendVia::Route => ORIGINATED,
+            icmp::SendVia::LabelSwitch => in_port,
+        };
+        self.route(fib, g, held_port, v);
     }
 }

@@ -27,7 +27,7 @@ use dpdk::{Mbuf, Mempool};
 use net::fib::Fib;
 use net::icmp::{IcmpConfig, TokenBucket, MAX_ERROR_FRAME};
 use net::packet::PacketBuf;
-use net::pipeline::{Pipeline, PuntReason, Verdict};
+use net::pipeline::{Pipeline, PuntReason, Verdict, ORIGINATED};
 use net::rcu::{OfflineReader, Rcu};
 use net::wire::arp::OP_REQUEST;
 
@@ -281,9 +281,16 @@ impl State {
         for h in self.pending.take_all() {
             let Held { mut mbuf, in_port } = h;
             let mut v = [Verdict::Forward { port: 0 }];
-            self.sp
-                .pipeline
-                .process_burst(fib, in_port, std::slice::from_mut(&mut mbuf), &mut v);
+            if in_port == ORIGINATED {
+                v[0] = self.sp.pipeline.originate(fib, &mut mbuf);
+            } else {
+                self.sp.pipeline.process_burst(
+                    fib,
+                    in_port,
+                    std::slice::from_mut(&mut mbuf),
+                    &mut v,
+                );
+            }
             self.route(fib, mbuf, in_port, v[0]);
         }
         self.gauges();

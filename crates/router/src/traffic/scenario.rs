@@ -26,6 +26,9 @@ pub struct Topology;
 
 impl Topology {
     pub const IN_ADDR: [u8; 4] = [10, 0, 0, 1];
+    /// The router's MAC on `in`: every generated frame is addressed to it (the router
+    /// routes only frames for its port's MAC), so configs must give `in` this `mac`.
+    pub const IN_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
     pub const OUT_ADDR: [u8; 4] = [10, 0, 1, 1];
     pub const OUT_NEIGHBORS: u8 = 200;
     /// MAC of neighbor 10.0.1.n.
@@ -218,6 +221,7 @@ impl Scenario {
         let frame_len = opts.size.saturating_sub(4).max(60);
         let base = FrameSpec {
             frame_len,
+            dst_mac: Topology::IN_MAC,
             src_mac: Topology::IN_NEIGHBOR_MAC,
             ..FrameSpec::default()
         };
