@@ -294,7 +294,8 @@ impl ControlPlane {
     fn publish(&mut self, fib: Fib) -> Result<(), net::fib::FibError> {
         let mut delta = fib.derive();
         if let Some(f) = self.fpm.as_mut() {
-            f.set_file_view(&fib);
+            let neighbors = self.reload.as_ref().and_then(|r| r.current());
+            f.set_file_view(&fib, neighbors.map_or(&[][..], |s| &s.neighbors));
             f.reapply_all(&mut delta, &self.learned);
         }
         let learned: Vec<_> = self
@@ -366,7 +367,9 @@ impl ControlPlane {
 
     /// Turns FPM on: `f` gets the running table as the file's view.
     pub fn attach_fpm(&mut self, mut f: crate::fpm::FpmControl) {
-        self.rcu.with_current(|fib| f.set_file_view(fib));
+        let set = self.reload.as_ref().and_then(|r| r.current());
+        let neighbors = set.map_or(&[][..], |s| &s.neighbors);
+        self.rcu.with_current(|fib| f.set_file_view(fib, neighbors));
         self.fpm = Some(f);
     }
 

@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use config::routes::NeighborSpec;
 use config::startup::PortIface;
 use fpm::{Change, Hop, Key, Target};
 use net::fib::{
@@ -30,6 +31,8 @@ pub struct FpmControl {
     /// What the routes file binds (the last table a reload produced, before FPM routes
     /// and learned neighbours were added).
     file: Option<FibDelta>,
+    /// Static neighbours of the routes file: (port, IPv4 host order) -> MAC.
+    static_macs: HashMap<(u16, u32), [u8; 6]>,
     pending: Vec<Change>,
     since: Option<Instant>,
     interval: Duration,
@@ -42,6 +45,7 @@ impl FpmControl {
         FpmControl {
             mirror: HashMap::new(),
             file: None,
+            static_macs: HashMap::new(),
             pending: Vec::new(),
             since: None,
             interval,
@@ -78,9 +82,11 @@ impl FpmControl {
         self.stats.publishes.fetch_add(1, Relaxed);
     }
 
-    /// A reload produced `fib` (before learned neighbours): it is the file's view now.
-    pub fn set_file_view(&mut self, fib: &Fib) {
+    /// A reload produced `fib` (before learned neighbours) from a file with these static
+    /// neighbours: it is the file's view now.
+    pub fn set_file_view(&mut self, fib: &Fib, neighbors: &[NeighborSpec]) {
         self.file = Some(fib.derive());
+        self.static_macs = neighbors.iter().map(|n| ((n.port, n.ip), n.mac)).collect();
     }
 
     /// The precedence rule: whether the routes file binds `key` itself.
@@ -201,7 +207,10 @@ impl FpmControl {
             let Some(p) = self.ports.get(h.port as usize) else {
                 return Err(ApplyError::Port(h.port));
             };
-            let mac = learned.get(&(h.port, h.via)).copied();
+            let mac = learned
+                .get(&(h.port, h.via))
+                .or_else(|| self.static_macs.get(&(h.port, h.via)))
+                .copied();
             let adj = Adjacency::new(h.port, p.mtu, h.via.to_be_bytes(), mac, p.mac, &h.labels);
             members.push((delta.intern_adjacency(adj), h.weight));
         }
@@ -233,3 +242,7 @@ fn remove(delta: &mut FibDelta, key: Key) -> Result<(), ApplyError> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;
