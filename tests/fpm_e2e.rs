@@ -383,7 +383,7 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
          \x20 - {{name: in, vdev: \"net_af_packet_{r}0,iface=ri\", addresses: [10.0.0.1/24]}}\n\
          \x20 - {{name: out, vdev: \"net_af_packet_{r}1,iface=ro\", addresses: [10.0.1.1/24]}}\n\
          routes: {d}/routes.yaml\nmetrics_listen: 127.0.0.1:9551\nidle: {{backoff: {{}}}}\n\
-         fpm: {{listen: 127.0.0.1:2620, hold_time_s: 2, resync_settle_ms: 300, publish_interval_ms: 5, interfaces: {{\"77\": out}}}}\n",
+         fpm: {{listen: 127.0.0.1:2620, hold_time_s: 2, resync_settle_ms: 300, resync_min_s: 0, publish_interval_ms: 5, interfaces: {{\"77\": out}}}}\n",
         r = net.r,
         d = dir.0.display()
     );

@@ -21,7 +21,7 @@ mod validate;
 
 pub use fpm::{
     FpmConfig, LinuxIf, DEFAULT_FPM_LISTEN, DEFAULT_HOLD_TIME_S, DEFAULT_PUBLISH_INTERVAL_MS,
-    DEFAULT_RESYNC_SETTLE_MS,
+    DEFAULT_RESYNC_MIN_S, DEFAULT_RESYNC_SETTLE_MS,
 };
 
 use crate::de::{Decoder, Path, Spanned};

@@ -79,6 +79,7 @@ pub fn start(
         SessionConfig {
             hold_time: cfg.hold_time,
             resync_settle: cfg.resync_settle,
+            resync_min: cfg.resync_min,
             limits: Limits { max_labels },
         },
         port_map(cfg, ports),
