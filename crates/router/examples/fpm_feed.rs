@@ -195,7 +195,7 @@ fn main() {
     let drops0 = metric(&m0, "mplsrouter_drops_total", &[]);
     let fwd0 = metric(&m0, "mplsrouter_worker_forwarded_packets_total", &[]);
     let pubs0 = metric(&m0, "mplsrouter_fpm_publishes_total", &[]);
-    let churn: Vec<(u32, u8)> = prefixes[100_000.min(n / 2)..].iter().copied().collect();
+    let churn: Vec<(u32, u8)> = prefixes[100_000.min(n / 2)..].to_vec();
     let per_ms = (a.churn_rate / 1000).max(1) as usize;
     let t = Instant::now();
     let mut sent = 0usize;

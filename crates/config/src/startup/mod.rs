@@ -742,6 +742,7 @@ colour: red
             f.resync_settle.as_millis(),
             DEFAULT_RESYNC_SETTLE_MS as u128
         );
+        assert_eq!(f.resync_min.as_secs(), DEFAULT_RESYNC_MIN_S as u64);
         assert_eq!(
             f.interfaces,
             vec![(LinuxIf::Index(7), 1), (LinuxIf::Name("eth1".into()), 0)]
