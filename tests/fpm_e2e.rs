@@ -569,7 +569,13 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
     ]);
     assert!(stats.contains("FPM: session idle, 2 connects"), "{stats}");
     assert!(stats.contains("1 hold-time withdrawals"), "{stats}");
-    std::thread::sleep(Duration::from_millis(300));
+    // The last frame out is the file's route of the last round; wait until tcpdump has
+    // it (bounded: the assertions below say what is missing).
+    let start = Instant::now();
+    while !seen(&pcap).contains_key(&4001) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(200));
     kill_term(&mut net.children[tcpdump]);
     kill_term(&mut net.children[router]);
     let s = seen(&pcap);
