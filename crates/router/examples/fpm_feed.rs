@@ -82,6 +82,12 @@ fn group(i: usize) -> u32 {
     1 + (i % 4) as u32
 }
 
+/// The next group for a prefix now in `cur` (always another one).
+fn next(cur: &mut u32) -> u32 {
+    *cur = *cur % 4 + 1;
+    *cur
+}
+
 fn route(addr: u32, len: u8, nh: u32) -> Vec<u8> {
     encode::frame(&[encode::route(
         Key::Ipv4 { addr, len },
@@ -141,8 +147,9 @@ fn main() {
             Some(&NexthopBody::Single(nh)),
         )]));
     }
+    let mut cur: Vec<u32> = (0..prefixes.len()).map(group).collect();
     for (i, &(addr, len)) in prefixes.iter().enumerate() {
-        buf.extend(route(addr, len, group(i)));
+        buf.extend(route(addr, len, cur[i]));
     }
     println!(
         "full view: {n} prefixes, {} MB of FPM frames",
@@ -195,7 +202,9 @@ fn main() {
     let drops0 = metric(&m0, "mplsrouter_drops_total", &[]);
     let fwd0 = metric(&m0, "mplsrouter_worker_forwarded_packets_total", &[]);
     let pubs0 = metric(&m0, "mplsrouter_fpm_publishes_total", &[]);
-    let churn: Vec<(u32, u8)> = prefixes[100_000.min(n / 2)..].to_vec();
+    let lat_sum0 = metric(&m0, "mplsrouter_fpm_publish_latency_seconds_sum", &[]);
+    let first = 100_000.min(n / 2);
+    let churn = &prefixes[first..];
     let per_ms = (a.churn_rate / 1000).max(1) as usize;
     let t = Instant::now();
     let mut sent = 0usize;
@@ -204,9 +213,9 @@ fn main() {
     while t.elapsed() < Duration::from_secs(a.churn_secs) {
         frame.clear();
         for _ in 0..per_ms {
-            let j = sent % churn.len();
-            let (addr, len) = churn[j];
-            frame.extend(route(addr, len, group(j + 1 + (sent / churn.len()) % 3)));
+            let j = first + sent % churn.len();
+            let (addr, len) = prefixes[j];
+            frame.extend(route(addr, len, next(&mut cur[j])));
             sent += 1;
         }
         s.write_all(&frame).unwrap();
@@ -217,10 +226,24 @@ fn main() {
         }
     }
     let send_secs = t.elapsed().as_secs_f64();
+    let mut last_print = Instant::now();
     let applied = wait("the churn to be applied", Duration::from_secs(120), || {
-        metric(&scrape(&a.metrics), "mplsrouter_fpm_changes_total", &[]) >= changes0 + sent as f64
+        let m = scrape(&a.metrics);
+        let got = metric(&m, "mplsrouter_fpm_changes_total", &[]) - changes0;
+        let msgs = metric(&m, "mplsrouter_fpm_messages_total", &["route_add"]);
+        if last_print.elapsed() > Duration::from_secs(2) {
+            println!("  ... {got:.0} of {sent} changes applied ({msgs:.0} route messages in all)");
+            last_print = Instant::now();
+        }
+        got >= sent as f64
     });
+    std::thread::sleep(Duration::from_millis(50));
     let m1 = scrape(&a.metrics);
+    let pubs = metric(&m1, "mplsrouter_fpm_publishes_total", &[]) - pubs0;
+    println!(
+        "churn: mean read -> published latency {:.2} ms over {pubs:.0} publishes",
+        (metric(&m1, "mplsrouter_fpm_publish_latency_seconds_sum", &[]) - lat_sum0) / pubs * 1e3
+    );
     println!(
         "churn: {sent} changes in {send_secs:.2} s ({:.0}/s offered), all applied {:.2} s after the last; \
          {:.0} publishes; data path: {:.0} forwarded, {:.0} dropped during the churn",

@@ -374,7 +374,7 @@ impl ControlPlane {
     }
 
     /// FPM changes from the listener; applied by [`Self::fpm_poll`] when due.
-    pub fn fpm_receive(&mut self, batch: Vec<fpm::Change>) {
+    pub fn fpm_receive(&mut self, batch: crate::fpm::Batch) {
         if let Some(f) = self.fpm.as_mut() {
             f.receive(batch, Instant::now());
         }
@@ -388,13 +388,15 @@ impl ControlPlane {
     /// Publishes the FPM changes of the last interval as one new table.
     pub fn fpm_poll(&mut self) {
         let Some(f) = self.fpm.as_mut() else { return };
-        let Some(changes) = f.take_due(Instant::now()) else {
+        let Some((changes, read_at)) = f.take_due(Instant::now()) else {
             return;
         };
         let mut delta = self.rcu.with_current(|fib| fib.derive());
         f.apply(&mut delta, &changes, &self.learned);
-        f.published();
         self.publish_delta(delta);
+        if let Some(f) = self.fpm.as_ref() {
+            f.published(read_at);
+        }
     }
 
     /// Stamps the next generation on `delta` and publishes it.

@@ -66,7 +66,7 @@ fn start_fpm(
 ) -> Result<
     (
         Option<crate::fpm::Listener>,
-        crossbeam_channel::Receiver<Vec<fpm::Change>>,
+        crossbeam_channel::Receiver<crate::fpm::Batch>,
     ),
     RouterError,
 > {
@@ -308,6 +308,9 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
                         control_arc.clone(),
                     )))
                     .expect("fpm descriptors are unique");
+                registry
+                    .register(Box::new(fpm_stats.publish_latency.clone()))
+                    .expect("histogram descriptor is unique");
             }
             match MetricsServer::start(addr, registry) {
                 Ok(s) => {

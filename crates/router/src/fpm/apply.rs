@@ -35,6 +35,8 @@ pub struct FpmControl {
     static_macs: HashMap<(u16, u32), [u8; 6]>,
     pending: Vec<Change>,
     since: Option<Instant>,
+    /// When the oldest pending change was read off the socket.
+    oldest: Option<Instant>,
     interval: Duration,
     ports: Vec<PortIface>,
     stats: Arc<FpmStats>,
@@ -48,6 +50,7 @@ impl FpmControl {
             static_macs: HashMap::new(),
             pending: Vec::new(),
             since: None,
+            oldest: None,
             interval,
             ports,
             stats,
@@ -55,12 +58,18 @@ impl FpmControl {
     }
 
     /// Changes from the listener; published at the end of the interval.
-    pub fn receive(&mut self, batch: Vec<Change>, now: Instant) {
-        self.stats.changes.fetch_add(batch.len() as u64, Relaxed);
+    pub fn receive(&mut self, batch: super::Batch, now: Instant) {
+        self.stats
+            .changes
+            .fetch_add(batch.changes.len() as u64, Relaxed);
+        if batch.changes.is_empty() {
+            return;
+        }
         if self.pending.is_empty() {
             self.since = Some(now);
+            self.oldest = Some(batch.read_at);
         }
-        self.pending.extend(batch);
+        self.pending.extend(batch.changes);
     }
 
     /// When the pending changes are due.
@@ -68,18 +77,19 @@ impl FpmControl {
         self.since.map(|s| s + self.interval)
     }
 
-    /// The pending changes, if their interval has passed.
-    pub fn take_due(&mut self, now: Instant) -> Option<Vec<Change>> {
+    /// The pending changes and when the oldest was read, if their interval has passed.
+    pub fn take_due(&mut self, now: Instant) -> Option<(Vec<Change>, Instant)> {
         if self.deadline().is_some_and(|d| now >= d) {
             self.since = None;
-            return Some(std::mem::take(&mut self.pending));
+            let oldest = self.oldest.take().unwrap_or(now);
+            return Some((std::mem::take(&mut self.pending), oldest));
         }
         None
     }
 
-    /// Counts one publish of FPM changes.
-    pub fn published(&self) {
-        self.stats.publishes.fetch_add(1, Relaxed);
+    /// Counts one publish of FPM changes, the oldest read at `read_at`.
+    pub fn published(&self, read_at: Instant) {
+        self.stats.published(read_at);
     }
 
     /// A reload produced `fib` (before learned neighbours) from a file with these static
