@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let cfg = SessionConfig {
         hold_time: Duration::from_secs(30),
         resync_settle: Duration::from_millis(100),
+        resync_min: Duration::ZERO,
         limits,
     };
     let mut now = Instant::now();

@@ -6,6 +6,7 @@
 
 mod exposition;
 mod fetch;
+mod fpm;
 mod table;
 
 use std::io::Write;

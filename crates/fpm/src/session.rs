@@ -2,8 +2,9 @@
 //!
 //! - `connect`: zebra resends its whole table after every connect. Everything known is
 //!   marked stale; what the new session sends again is unmarked. zebra sends no end
-//!   marker, so the resync is over after `resync_settle` without a message; then the
-//!   stale routes are withdrawn (sweep). Routes that did not change emit nothing.
+//!   marker, so the resync is over after `resync_settle` without a message, and not
+//!   before `resync_min` after the connect (zebra resends in waves); then the stale
+//!   routes are withdrawn (sweep). Routes that did not change emit nothing.
 //! - `disconnect`: routes are kept for `hold_time`; a reconnect within it resyncs, else
 //!   everything is withdrawn when it expires.
 //! - Next-hop groups: routes that name one by id are re-resolved whenever it (or a
@@ -29,6 +30,10 @@ use crate::resolve::{resolve, Groups, Target};
 pub struct SessionConfig {
     pub hold_time: Duration,
     pub resync_settle: Duration,
+    /// The shortest resync: zebra resends in waves (its own routes at connect, each
+    /// client daemon's when that daemon reconnects, ~10 s after a zebra restart), so a
+    /// quiet gap alone must not end it.
+    pub resync_min: Duration,
     pub limits: Limits,
 }
 
@@ -128,6 +133,7 @@ pub struct Session {
     targets: HashMap<Arc<Target>, ()>,
     state: State,
     last_activity: Instant,
+    connected_at: Instant,
     hold_until: Option<Instant>,
     changes: Vec<Change>,
     events: Vec<Event>,
@@ -158,6 +164,7 @@ impl Session {
             targets: HashMap::new(),
             state: State::Idle,
             last_activity: now,
+            connected_at: now,
             hold_until: None,
             changes: Vec::new(),
             events: Vec::new(),
@@ -195,6 +202,7 @@ impl Session {
         self.stale_groups = self.groups.keys().copied().collect();
         self.state = State::Resyncing;
         self.last_activity = now;
+        self.connected_at = now;
         self.hold_until = None;
         self.events.push(Event::Connected {
             stale: self.routes.len(),
@@ -247,7 +255,7 @@ impl Session {
 
     /// Runs the timers: the end of a resync, the end of the hold time.
     pub fn poll(&mut self, now: Instant) {
-        if self.state == State::Resyncing && now >= self.last_activity + self.cfg.resync_settle {
+        if self.state == State::Resyncing && now >= self.resync_end() {
             self.sweep();
         }
         if self.state == State::Holding && self.hold_until.is_some_and(|t| now >= t) {
@@ -258,10 +266,16 @@ impl Session {
     /// When [`Session::poll`] has something to do next.
     pub fn next_deadline(&self) -> Option<Instant> {
         match self.state {
-            State::Resyncing => Some(self.last_activity + self.cfg.resync_settle),
+            State::Resyncing => Some(self.resync_end()),
             State::Holding => self.hold_until,
             _ => None,
         }
+    }
+
+    /// When the current resync ends: quiet for `resync_settle`, and at least
+    /// `resync_min` after the connect.
+    fn resync_end(&self) -> Instant {
+        (self.last_activity + self.cfg.resync_settle).max(self.connected_at + self.cfg.resync_min)
     }
 
     /// Changes since the last call, in order.

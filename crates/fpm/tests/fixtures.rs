@@ -23,6 +23,10 @@ fn data(name: &str) -> Vec<u8> {
 }
 
 fn session(now: Instant) -> Session {
+    session_with(now, Duration::ZERO)
+}
+
+fn session_with(now: Instant, resync_min: Duration) -> Session {
     let ports = (0..3u8)
         .map(|i| PortSubnets {
             id: i as u16,
@@ -32,6 +36,7 @@ fn session(now: Instant) -> Session {
     let cfg = SessionConfig {
         hold_time: Duration::from_secs(30),
         resync_settle: Duration::from_millis(500),
+        resync_min,
         limits: Limits { max_labels: 8 },
     };
     Session::new(
@@ -290,4 +295,75 @@ fn restart(scenario: &str) {
 fn g_restart_resync_disturbs_nothing() {
     restart("g-restart");
     restart("g-restart-nonhg");
+}
+
+/// Splits an FPM stream after `n` frames.
+fn split_frames(bytes: &[u8], n: usize) -> (&[u8], &[u8]) {
+    let mut at = 0;
+    for _ in 0..n {
+        at += u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]) as usize;
+    }
+    bytes.split_at(at)
+}
+
+/// After a zebra restart the resend comes in two waves (recorder.log, whose frame counts
+/// run on across connections: zebra's own routes at connect, staticd's 6.4 s later). `resync_min` keeps the
+/// static routes through the gap; a quiet period alone would sweep them and put them
+/// back 6 s later.
+fn two_waves(scenario: &str, first_wave: usize, resync_min: Duration) -> Vec<(Key, bool)> {
+    let mut now = Instant::now();
+    let mut s = session_with(now, resync_min);
+    let mut t = Table::new();
+    s.connect(now);
+    s.feed(&data(&format!("{scenario}.1.0.bin")), now).unwrap();
+    now += Duration::from_secs(16);
+    s.poll(now);
+    apply(&mut t, &mut s);
+    s.disconnect(now);
+    now += Duration::from_secs(3);
+    s.connect(now);
+    let bytes = data(&format!("{scenario}.2.0.bin"));
+    let (first, second) = split_frames(&bytes, first_wave);
+    s.feed(first, now).unwrap();
+    let mut moved = Vec::new();
+    for _ in 0..64 {
+        now += Duration::from_millis(100);
+        s.poll(now);
+    }
+    moved.extend(
+        s.take_changes()
+            .into_iter()
+            .map(|c| (c.key, c.target.is_some())),
+    );
+    s.feed(second, now).unwrap();
+    now += Duration::from_secs(16);
+    s.poll(now);
+    moved.extend(
+        s.take_changes()
+            .into_iter()
+            .map(|c| (c.key, c.target.is_some())),
+    );
+    assert_eq!(s.state(), State::Established);
+    moved
+}
+
+#[test]
+fn g_restart_in_two_waves_keeps_the_routes_of_the_second_wave() {
+    for (scenario, first_wave) in [("g-restart", 37 - 22), ("g-restart-nonhg", 15 - 9)] {
+        assert_eq!(
+            two_waves(scenario, first_wave, Duration::from_secs(15)),
+            vec![],
+            "{scenario}"
+        );
+        // Without the minimum, the static routes flap: withdrawn, then added back.
+        let flaps = two_waves(scenario, first_wave, Duration::ZERO);
+        assert!(
+            flaps.contains(&(v4(192, 0, 2, 0, 24), false)),
+            "{scenario}: {flaps:?}"
+        );
+        assert!(
+            flaps.contains(&(v4(192, 0, 2, 0, 24), true)),
+            "{scenario}: {flaps:?}"
+        );
+    }
 }

@@ -344,7 +344,8 @@ impl ControlPlane {
         self.set_statics();
         let mut delta = fib.derive();
         if let Some(f) = self.fpm.as_mut() {
-            f.set_file_view(&fib);
+            let neighbors = self.reload.as_ref().and_then(|r| r.current());
+            f.set_file_view(&fib, neighbors.map_or(&[][..], |s| &s.neighbors));
             f.reapply_all(&mut delta, &self.learned);
         }
         let statics = self.statics.clone();
@@ -356,12 +357,14 @@ impl ControlPlane {
 
     /// Turns FPM on: `f` gets the running table as the file's view.
     pub fn attach_fpm(&mut self, mut f: crate::fpm::FpmControl) {
-        self.rcu.with_current(|fib| f.set_file_view(fib));
+        let set = self.reload.as_ref().and_then(|r| r.current());
+        let neighbors = set.map_or(&[][..], |s| &s.neighbors);
+        self.rcu.with_current(|fib| f.set_file_view(fib, neighbors));
         self.fpm = Some(f);
     }
 
     /// FPM changes from the listener; applied by [`Self::fpm_poll`] when due.
-    pub fn fpm_receive(&mut self, batch: Vec<fpm::Change>) {
+    pub fn fpm_receive(&mut self, batch: crate::fpm::Batch) {
         if let Some(f) = self.fpm.as_mut() {
             f.receive(batch, Instant::now());
         }
@@ -375,13 +378,15 @@ impl ControlPlane {
     /// Publishes the FPM changes of the last interval as one new table.
     pub fn fpm_poll(&mut self) {
         let Some(f) = self.fpm.as_mut() else { return };
-        let Some(changes) = f.take_due(Instant::now()) else {
+        let Some((changes, read_at)) = f.take_due(Instant::now()) else {
             return;
         };
         let mut delta = self.rcu.with_current(|fib| fib.derive());
         f.apply(&mut delta, &changes, &self.learned);
-        f.published();
         self.publish_delta(delta);
+        if let Some(f) = self.fpm.as_ref() {
+            f.published(read_at);
+        }
     }
 
     /// Stamps the next generation on `delta` and publishes it.

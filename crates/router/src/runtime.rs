@@ -123,7 +123,7 @@ fn start_fpm(
 ) -> Result<
     (
         Option<crate::fpm::Listener>,
-        crossbeam_channel::Receiver<Vec<fpm::Change>>,
+        crossbeam_channel::Receiver<crate::fpm::Batch>,
     ),
     RouterError,
 > {
@@ -598,6 +598,9 @@ fn start_metrics(
                 control.clone(),
             )))
             .expect("fpm descriptors are unique");
+        registry
+            .register(Box::new(f.publish_latency.clone()))
+            .expect("histogram descriptor is unique");
     }
     let s = MetricsServer::start(addr, registry)?;
     println!("metrics: http://{}/metrics", s.addr());
@@ -614,7 +617,7 @@ fn control_loop(
     signals: &SignalFlags,
     control: &mut ControlPlane,
     mut events: Receiver<SlowPathEvent>,
-    mut fpm_rx: Receiver<Vec<fpm::Change>>,
+    mut fpm_rx: Receiver<crate::fpm::Batch>,
     threads: &Threads,
     counters: &[Arc<WorkerCounters>],
     reporter: &mut Reporter,

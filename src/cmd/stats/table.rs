@@ -53,6 +53,8 @@ pub struct Snapshot {
     pub slow_path: [f64; 4],
     pub icmp_sent: Vec<(String, f64)>,
     pub arp: [f64; 2],
+    /// The FPM session, when the router has one.
+    pub fpm: Option<super::fpm::Fpm>,
 }
 
 const FIB: [(&str, &str); 6] = [
@@ -163,6 +165,7 @@ impl Snapshot {
             slow_path: SLOW.map(|(_, m)| one(m)),
             icmp_sent,
             arp: [one("mplsrouter_arp_entries"), one("mplsrouter_arp_pending")],
+            fpm: super::fpm::Fpm::from_exposition(e),
         }
     }
 }
@@ -369,5 +372,8 @@ pub fn render(cur: &Snapshot, prev: Option<(&Snapshot, f64)>, now_unix: f64) -> 
     row.extend(cur.arp.iter().map(|v| int(*v)));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     table(&mut out, "Slow path", &header, &[row]);
+    if let Some(f) = &cur.fpm {
+        f.render(&mut out, now_unix);
+    }
     out
 }

@@ -6,6 +6,7 @@
 //!   listen: 127.0.0.1:2620      # zebra: `fpm address 127.0.0.1 port 2620`
 //!   hold_time_s: 30             # keep FPM routes this long after zebra disconnects
 //!   resync_settle_ms: 1000      # quiet time that ends a resync (stale routes swept)
+//!   resync_min_s: 15            # ... but never before this long after the connect
 //!   publish_interval_ms: 5      # FPM changes are coalesced into one table per interval
 //!   interfaces:                 # Linux ifindex or ifname -> port name
 //!     "7": in
@@ -27,6 +28,7 @@ pub const DEFAULT_FPM_LISTEN: &str = "127.0.0.1:2620";
 pub const DEFAULT_HOLD_TIME_S: u32 = 30;
 pub const DEFAULT_RESYNC_SETTLE_MS: u32 = 1000;
 pub const DEFAULT_PUBLISH_INTERVAL_MS: u32 = 5;
+pub const DEFAULT_RESYNC_MIN_S: u32 = 15;
 
 /// The section as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -35,6 +37,7 @@ pub(crate) struct FpmSection {
     listen: Option<Spanned<String>>,
     hold_time_s: Option<u32>,
     resync_settle_ms: Option<Spanned<u32>>,
+    resync_min_s: Option<u32>,
     publish_interval_ms: Option<Spanned<u32>>,
     #[serde(default)]
     interfaces: BTreeMap<String, Spanned<String>>,
@@ -53,6 +56,7 @@ pub struct FpmConfig {
     pub listen: SocketAddr,
     pub hold_time: Duration,
     pub resync_settle: Duration,
+    pub resync_min: Duration,
     pub publish_interval: Duration,
     /// (Linux interface, port id).
     pub interfaces: Vec<(LinuxIf, u16)>,
@@ -70,6 +74,7 @@ pub(crate) fn decode(
         listen: DEFAULT_FPM_LISTEN.parse().expect("valid default"),
         hold_time: Duration::from_secs(s.hold_time_s.unwrap_or(DEFAULT_HOLD_TIME_S) as u64),
         resync_settle: Duration::from_millis(DEFAULT_RESYNC_SETTLE_MS as u64),
+        resync_min: Duration::from_secs(s.resync_min_s.unwrap_or(DEFAULT_RESYNC_MIN_S) as u64),
         publish_interval: Duration::from_millis(DEFAULT_PUBLISH_INTERVAL_MS as u64),
         interfaces: Vec::new(),
     };

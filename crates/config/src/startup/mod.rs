@@ -21,7 +21,7 @@ mod validate;
 
 pub use fpm::{
     FpmConfig, LinuxIf, DEFAULT_FPM_LISTEN, DEFAULT_HOLD_TIME_S, DEFAULT_PUBLISH_INTERVAL_MS,
-    DEFAULT_RESYNC_SETTLE_MS,
+    DEFAULT_RESYNC_MIN_S, DEFAULT_RESYNC_SETTLE_MS,
 };
 
 use crate::de::{Decoder, Path, Spanned};
@@ -952,6 +952,7 @@ colour: red
             f.resync_settle.as_millis(),
             DEFAULT_RESYNC_SETTLE_MS as u128
         );
+        assert_eq!(f.resync_min.as_secs(), DEFAULT_RESYNC_MIN_S as u64);
         assert_eq!(
             f.interfaces,
             vec![(LinuxIf::Index(7), 1), (LinuxIf::Name("eth1".into()), 0)]

@@ -51,6 +51,7 @@ impl H {
         let cfg = SessionConfig {
             hold_time: HOLD,
             resync_settle: SETTLE,
+            resync_min: Duration::ZERO,
             limits: Limits { max_labels: 8 },
         };
         let mut s = Session::new(cfg, ports(), now);

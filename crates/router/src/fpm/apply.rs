@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use config::routes::NeighborSpec;
 use config::startup::PortIface;
 use fpm::{Change, Hop, Key, Target};
 use net::fib::{
@@ -29,8 +30,12 @@ pub struct FpmControl {
     /// What the routes file binds (the last table a reload produced, before FPM routes
     /// and learned neighbours were added).
     file: Option<FibDelta>,
+    /// Static neighbours of the routes file: (port, IPv4 host order) -> MAC.
+    static_macs: HashMap<(u16, u32), [u8; 6]>,
     pending: Vec<Change>,
     since: Option<Instant>,
+    /// When the oldest pending change was read off the socket.
+    oldest: Option<Instant>,
     interval: Duration,
     ports: Vec<PortIface>,
     stats: Arc<FpmStats>,
@@ -41,8 +46,10 @@ impl FpmControl {
         FpmControl {
             mirror: HashMap::new(),
             file: None,
+            static_macs: HashMap::new(),
             pending: Vec::new(),
             since: None,
+            oldest: None,
             interval,
             ports,
             stats,
@@ -50,12 +57,18 @@ impl FpmControl {
     }
 
     /// Changes from the listener; published at the end of the interval.
-    pub fn receive(&mut self, batch: Vec<Change>, now: Instant) {
-        self.stats.changes.fetch_add(batch.len() as u64, Relaxed);
+    pub fn receive(&mut self, batch: super::Batch, now: Instant) {
+        self.stats
+            .changes
+            .fetch_add(batch.changes.len() as u64, Relaxed);
+        if batch.changes.is_empty() {
+            return;
+        }
         if self.pending.is_empty() {
             self.since = Some(now);
+            self.oldest = Some(batch.read_at);
         }
-        self.pending.extend(batch);
+        self.pending.extend(batch.changes);
     }
 
     /// When the pending changes are due.
@@ -63,23 +76,26 @@ impl FpmControl {
         self.since.map(|s| s + self.interval)
     }
 
-    /// The pending changes, if their interval has passed.
-    pub fn take_due(&mut self, now: Instant) -> Option<Vec<Change>> {
+    /// The pending changes and when the oldest was read, if their interval has passed.
+    pub fn take_due(&mut self, now: Instant) -> Option<(Vec<Change>, Instant)> {
         if self.deadline().is_some_and(|d| now >= d) {
             self.since = None;
-            return Some(std::mem::take(&mut self.pending));
+            let oldest = self.oldest.take().unwrap_or(now);
+            return Some((std::mem::take(&mut self.pending), oldest));
         }
         None
     }
 
-    /// Counts one publish of FPM changes.
-    pub fn published(&self) {
-        self.stats.publishes.fetch_add(1, Relaxed);
+    /// Counts one publish of FPM changes, the oldest read at `read_at`.
+    pub fn published(&self, read_at: Instant) {
+        self.stats.published(read_at);
     }
 
-    /// A reload produced `fib` (before learned neighbours): it is the file's view now.
-    pub fn set_file_view(&mut self, fib: &Fib) {
+    /// A reload produced `fib` (before learned neighbours) from a file with these static
+    /// neighbours: it is the file's view now.
+    pub fn set_file_view(&mut self, fib: &Fib, neighbors: &[NeighborSpec]) {
         self.file = Some(fib.derive());
+        self.static_macs = neighbors.iter().map(|n| ((n.port, n.ip), n.mac)).collect();
     }
 
     /// The precedence rule: whether the routes file binds `key` itself.
@@ -200,7 +216,9 @@ impl FpmControl {
             let Some(p) = self.ports.get(h.port as usize) else {
                 return Err(ApplyError::Port(h.port));
             };
-            let mac = learned.get(h.port, h.via);
+            let mac = learned
+                .get(h.port, h.via)
+                .or_else(|| self.static_macs.get(&(h.port, h.via)).copied());
             let adj = Adjacency::new(h.port, p.mtu, h.via.to_be_bytes(), mac, p.mac, &h.labels);
             members.push((delta.intern_adjacency(adj), h.weight));
         }
@@ -232,3 +250,7 @@ fn remove(delta: &mut FibDelta, key: Key) -> Result<(), ApplyError> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;

@@ -15,7 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, TrySendError};
-use fpm::{Change, Event, Session};
+use fpm::{Event, Session};
+
+use super::Batch;
 
 use super::stats::FpmStats;
 
@@ -36,7 +38,7 @@ impl Listener {
         addr: SocketAddr,
         session: Session,
         stats: Arc<FpmStats>,
-        tx: Sender<Vec<Change>>,
+        tx: Sender<Batch>,
     ) -> std::io::Result<Listener> {
         let l = TcpListener::bind(addr)?;
         l.set_nonblocking(true)?;
@@ -50,6 +52,7 @@ impl Listener {
             tx,
             stop: stop.clone(),
             buf: vec![0; 64 * 1024],
+            read_at: None,
             logged: 0,
         };
         let thread = std::thread::Builder::new()
@@ -81,9 +84,11 @@ struct Run {
     conn: Option<TcpStream>,
     session: Session,
     stats: Arc<FpmStats>,
-    tx: Sender<Vec<Change>>,
+    tx: Sender<Batch>,
     stop: Arc<AtomicBool>,
     buf: Vec<u8>,
+    /// When the bytes of the changes not handed over yet were read.
+    read_at: Option<Instant>,
     logged: u32,
 }
 
@@ -128,10 +133,11 @@ impl Run {
         let Some(s) = self.conn.as_mut() else {
             return false;
         };
-        let now = Instant::now();
         match s.read(&mut self.buf) {
             Ok(0) => self.close("zebra closed the connection"),
             Ok(n) => {
+                let now = Instant::now();
+                self.read_at.get_or_insert(now);
                 if let Err(e) = self.session.feed(&self.buf[..n], now) {
                     self.close(&format!("closing the session: {e}"));
                 }
@@ -152,8 +158,10 @@ impl Run {
     /// Hands changes to the control thread (waiting while its channel is full), logs
     /// events and publishes the counters.
     fn flush(&mut self) {
-        let mut batch = self.session.take_changes();
-        while !batch.is_empty() {
+        let changes = self.session.take_changes();
+        let read_at = self.read_at.take().unwrap_or_else(Instant::now);
+        let mut batch = Batch { read_at, changes };
+        while !batch.changes.is_empty() {
             match self.tx.try_send(batch) {
                 Ok(()) => break,
                 Err(TrySendError::Full(b)) => {

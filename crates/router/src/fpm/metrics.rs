@@ -30,6 +30,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("mplsrouter_fpm_publishes_total", "Tables published for FPM changes (each coalesces one publish interval).", C, &[]),
     ("mplsrouter_fpm_rejected_total", "FPM changes the table refused (logged).", C, &[]),
     ("mplsrouter_fpm_overridden", "FPM entries hidden because the routes file binds the same prefix or label.", G, &["kind"]),
+    ("mplsrouter_fpm_last_publish_latency_seconds", "From reading the oldest change of the last FPM publish off the socket to its table being published.", G, &[]),
     ("mplsrouter_fib_entries_by_source", "Table entries by where they come from (file includes connected, local and learned routes).", G, &["source", "kind"]),
 ];
 
@@ -158,6 +159,9 @@ impl Collector for FpmCollector {
             one("mplsrouter_fpm_rejected_total", s.rejected.load(Relaxed)),
             over.0,
             by_source.0,
+            Fam::new("mplsrouter_fpm_last_publish_latency_seconds")
+                .add(&[], s.last_publish_latency_us.load(Relaxed) as f64 / 1e6)
+                .0,
         ]
     }
 }

@@ -24,6 +24,12 @@ pub use apply::FpmControl;
 pub use listener::Listener;
 pub use stats::FpmStats;
 
+/// Changes from one read of the socket (or one timer), and when the bytes were read.
+pub struct Batch {
+    pub read_at: std::time::Instant,
+    pub changes: Vec<Change>,
+}
+
 /// Capacity of the listener -> control channel, in batches (one per socket read).
 const CHANNEL_BATCHES: usize = 256;
 
@@ -70,15 +76,12 @@ pub fn start(
     ports: &[PortIface],
     max_labels: usize,
     stats: Arc<FpmStats>,
-) -> std::io::Result<(
-    Listener,
-    FpmControl,
-    crossbeam_channel::Receiver<Vec<Change>>,
-)> {
+) -> std::io::Result<(Listener, FpmControl, crossbeam_channel::Receiver<Batch>)> {
     let session = Session::new(
         SessionConfig {
             hold_time: cfg.hold_time,
             resync_settle: cfg.resync_settle,
+            resync_min: cfg.resync_min,
             limits: Limits { max_labels },
         },
         port_map(cfg, ports),

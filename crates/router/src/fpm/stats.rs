@@ -4,8 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use fpm::{SessionStats, State, ERROR_REASONS, MESSAGE_KINDS};
+use prometheus::{Histogram, HistogramOpts};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FpmStats {
     /// Index into [`State::ALL`].
     pub state: AtomicU64,
@@ -24,8 +25,19 @@ pub struct FpmStats {
     /// Tables published for FPM changes, and changes the table refused.
     pub publishes: AtomicU64,
     pub rejected: AtomicU64,
-    /// Changes received by the control side, and when the last publish happened.
+    /// Changes received by the control side.
     pub changes: AtomicU64,
+    /// From reading a change off the socket to the table holding it being published
+    /// (the oldest change of each publish).
+    pub publish_latency: Histogram,
+    /// The same for the last publish, in microseconds.
+    pub last_publish_latency_us: AtomicU64,
+}
+
+impl Default for FpmStats {
+    fn default() -> Self {
+        FpmStats::new()
+    }
 }
 
 pub fn unix_ms() -> u64 {
@@ -35,6 +47,47 @@ pub fn unix_ms() -> u64 {
 }
 
 impl FpmStats {
+    pub fn new() -> FpmStats {
+        let publish_latency = Histogram::with_opts(
+            HistogramOpts::new(
+                "mplsrouter_fpm_publish_latency_seconds",
+                "From reading an FPM change off the socket to the table with it being published \
+                 (the oldest change of each publish).",
+            )
+            .buckets(vec![
+                0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+            ]),
+        )
+        .expect("valid histogram options");
+        FpmStats {
+            state: AtomicU64::new(0),
+            connects: AtomicU64::new(0),
+            frames: AtomicU64::new(0),
+            messages: Default::default(),
+            errors: Default::default(),
+            resyncs: AtomicU64::new(0),
+            swept: AtomicU64::new(0),
+            hold_withdrawals: AtomicU64::new(0),
+            last_resync_ms: AtomicU64::new(0),
+            active: Default::default(),
+            overridden: Default::default(),
+            publishes: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            changes: AtomicU64::new(0),
+            publish_latency,
+            last_publish_latency_us: AtomicU64::new(0),
+        }
+    }
+
+    /// Records one publish of changes read at `read_at`.
+    pub fn published(&self, read_at: std::time::Instant) {
+        let d = read_at.elapsed();
+        self.publishes.fetch_add(1, Relaxed);
+        self.publish_latency.observe(d.as_secs_f64());
+        self.last_publish_latency_us
+            .store(d.as_micros() as u64, Relaxed);
+    }
+
     /// Copies the session's counters (called by the listener after each round).
     pub fn store_session(&self, s: &SessionStats, state: State) {
         let st = State::ALL.iter().position(|&x| x == state).unwrap_or(0);

@@ -1,0 +1,620 @@
+//! FPM end to end through the real binary: a client written here (the frames come from
+//! `fpm::encode`, the same shapes zebra sends) programs routes and label entries over
+//! TCP; real Linux hosts in network namespaces send traffic through the router's
+//! af_packet ports and tcpdump records what leaves; tshark decodes it. Then the session
+//! drops (routes held, then withdrawn after the hold time), a reconnect resyncs (what is
+//! not resent is swept), and bad input is counted by reason while forwarding goes on.
+//!
+//! Needs root (as CI runs); skipped with a message otherwise. The router, the FPM
+//! client and the scrapes run in the router's namespace (`ip netns exec`), because its
+//! FPM and metrics sockets live there.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, tshark, TempDir};
+use fpm::encode::{self, path};
+use fpm::msg::{Key, NexthopBody, Path, RouteBody};
+use router::traffic::FrameSpec;
+
+fn sh(args: &[&str]) -> String {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false)
+}
+
+fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
+    u32::from_be_bytes([a, b, c, d])
+}
+
+fn kill_term(c: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &c.id().to_string()])
+        .status();
+    common::wait_bounded(c, Duration::from_secs(20));
+}
+
+/// Three namespaces: host A - router - host B, removed (and every child stopped) on drop.
+struct Net {
+    r: String,
+    a: String,
+    b: String,
+    children: Vec<Child>,
+}
+
+impl Net {
+    fn new() -> Net {
+        let p = format!("fpm{}", std::process::id() % 100000);
+        let (r, a, b) = (format!("{p}-r"), format!("{p}-a"), format!("{p}-b"));
+        for n in [&r, &a, &b] {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+            sh(&["ip", "netns", "add", n]);
+            sh(&["ip", "-n", n, "link", "set", "lo", "up"]);
+        }
+        let net = Net {
+            r,
+            a,
+            b,
+            children: Vec::new(),
+        };
+        net.link(&net.a, "ha", "02:00:00:00:00:02", "ri", "02:00:00:00:00:01");
+        net.link(&net.b, "hb", "02:00:00:00:01:02", "ro", "02:00:00:00:01:01");
+        sh(&[
+            "ip",
+            "-n",
+            &net.a,
+            "addr",
+            "add",
+            "10.0.0.2/24",
+            "dev",
+            "ha",
+        ]);
+        sh(&[
+            "ip",
+            "-n",
+            &net.b,
+            "addr",
+            "add",
+            "10.0.1.2/24",
+            "dev",
+            "hb",
+        ]);
+        sh(&[
+            "ip",
+            "-n",
+            &net.b,
+            "addr",
+            "add",
+            "10.0.1.3/24",
+            "dev",
+            "hb",
+        ]);
+        net
+    }
+
+    fn link(&self, host: &str, h: &str, hmac: &str, r: &str, rmac: &str) {
+        sh(&[
+            "ip", "link", "add", h, "netns", host, "type", "veth", "peer", "name", r, "netns",
+            &self.r,
+        ]);
+        for (ns, i, mac) in [(host, h, hmac), (self.r.as_str(), r, rmac)] {
+            sh(&["ip", "-n", ns, "link", "set", i, "address", mac, "up"]);
+            sh(&[
+                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
+            ]);
+        }
+    }
+
+    fn spawn(&mut self, ns: &str, args: &[&str], stdin: bool, log: &std::path::Path) -> usize {
+        let c = Command::new("ip")
+            .args(["netns", "exec", ns])
+            .args(args)
+            .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+            .stdout(std::fs::File::create(log).unwrap())
+            .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+            .spawn()
+            .unwrap();
+        self.children.push(c);
+        self.children.len() - 1
+    }
+
+    /// Runs a python3 snippet in `ns` to completion.
+    fn python(&self, ns: &str, code: &str, args: &[&str]) -> String {
+        let mut a = vec!["ip", "netns", "exec", ns, "python3", "-c", code];
+        a.extend_from_slice(args);
+        sh(&a)
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            if c.try_wait().ok().flatten().is_none() {
+                let _ = Command::new("kill")
+                    .args(["-TERM", &c.id().to_string()])
+                    .status();
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_secs(10)
+                    && c.try_wait().ok().flatten().is_none()
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        for n in [&self.r, &self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+/// Pipes bytes from stdin to the router's FPM port (retrying until it listens).
+const RELAY: &str = "import os,socket,sys,time
+for i in range(200):
+    try:
+        s=socket.create_connection(('127.0.0.1',2620)); break
+    except OSError: time.sleep(0.05)
+print('connected', flush=True)
+while True:
+    b=os.read(0,65536)
+    if not b: break
+    try: s.sendall(b)
+    except OSError: break
+s.close()";
+
+/// Sends the hex frames of a file on an interface.
+const SEND: &str = "import socket,sys
+s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); s.bind((sys.argv[1],0))
+for l in open(sys.argv[2]):
+    s.send(bytes.fromhex(l.strip()))";
+
+const SCRAPE: &str = "import urllib.request,sys
+print(urllib.request.urlopen(sys.argv[1]).read().decode())";
+
+/// One FPM connection: the relay process and its stdin.
+struct Fpm {
+    stdin: Option<ChildStdin>,
+}
+
+impl Fpm {
+    fn connect(net: &mut Net, dir: &TempDir, n: usize) -> Fpm {
+        let log = dir.path(&format!("relay{n}.log"));
+        let i = net.spawn(&net.r.clone(), &["python3", "-u", "-c", RELAY], true, &log);
+        let stdin = net.children[i].stdin.take();
+        wait_for(
+            || {
+                std::fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .contains("connected")
+            },
+            "the FPM relay to connect",
+        );
+        Fpm { stdin }
+    }
+    fn send(&mut self, msgs: &[Vec<u8>]) {
+        let s = self.stdin.as_mut().unwrap();
+        for m in msgs {
+            s.write_all(&encode::frame(std::slice::from_ref(m)))
+                .unwrap();
+        }
+        s.flush().unwrap();
+    }
+    fn raw(&mut self, bytes: &[u8]) {
+        let s = self.stdin.as_mut().unwrap();
+        s.write_all(bytes).unwrap();
+        s.flush().unwrap();
+    }
+    /// Closes the connection.
+    fn close(mut self) {
+        self.stdin.take();
+    }
+}
+
+fn wait_for(mut ok: impl FnMut() -> bool, what: &str) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn v4(a: u8, b: u8, c: u8, d: u8, len: u8) -> Key {
+    Key::Ipv4 {
+        addr: ip(a, b, c, d),
+        len,
+    }
+}
+
+const GW1: [u8; 4] = [10, 0, 1, 2];
+const GW2: [u8; 4] = [10, 0, 1, 3];
+
+fn gw(g: [u8; 4]) -> u32 {
+    u32::from_be_bytes(g)
+}
+
+/// The first FPM session's table: push, ECMP, a next-hop group, swap, PHP,
+/// pop-and-lookup, and a prefix the routes file also names.
+fn first_table() -> Vec<Vec<u8>> {
+    let p = |g, labels: &[u32], w| path(gw(g), 0, labels, w);
+    vec![
+        encode::route(
+            v4(198, 51, 100, 0, 24),
+            Some(&RouteBody::Paths(vec![p(GW1, &[100, 200], 1)])),
+        ),
+        encode::route(
+            v4(192, 0, 2, 0, 24),
+            Some(&RouteBody::Paths(vec![
+                p(GW1, &[300], 1),
+                p(GW2, &[301], 1),
+            ])),
+        ),
+        encode::nexthop(
+            7,
+            Some(&NexthopBody::Single(Path {
+                gateway: Some(gw(GW2)),
+                ifindex: 77,
+                labels: vec![400],
+                weight: 1,
+            })),
+        ),
+        encode::route(v4(100, 64, 0, 0, 10), Some(&RouteBody::Group(7))),
+        encode::route(
+            v4(203, 0, 113, 0, 24),
+            Some(&RouteBody::Paths(vec![p(GW1, &[999], 1)])),
+        ),
+        encode::route(
+            Key::Label(1000),
+            Some(&RouteBody::Paths(vec![p(GW1, &[2000], 1)])),
+        ),
+        encode::route(
+            Key::Label(1001),
+            Some(&RouteBody::Paths(vec![p(GW1, &[3], 1)])),
+        ),
+        encode::route(
+            Key::Label(1002),
+            Some(&RouteBody::Paths(vec![Path {
+                gateway: None,
+                ifindex: 1,
+                labels: vec![],
+                weight: 1,
+            }])),
+        ),
+    ]
+}
+
+fn frame(id: u16, dst: [u8; 4], labels: &[u32]) -> Vec<u8> {
+    FrameSpec {
+        dst_mac: [2, 0, 0, 0, 0, 1],
+        src_mac: [2, 0, 0, 0, 0, 2],
+        labels: labels.iter().map(|&l| (l, 0, 64)).collect(),
+        src_ip: [10, 0, 0, 2],
+        dst_ip: dst,
+        src_port: id,
+        ..FrameSpec::default()
+    }
+    .build()
+}
+
+/// One round of test frames; `base` + offset identifies each (UDP source port).
+fn round(base: u16) -> Vec<Vec<u8>> {
+    let mut f = vec![
+        frame(base, [198, 51, 100, 1], &[]),
+        frame(base + 1, [203, 0, 113, 1], &[]),
+        frame(base + 2, [100, 64, 0, 1], &[]),
+        frame(base + 3, [198, 51, 100, 2], &[1000]),
+        frame(base + 4, [198, 51, 100, 3], &[1001]),
+        frame(base + 5, [198, 51, 100, 4], &[1002]),
+    ];
+    // ECMP: 16 flows to 192.0.2.0/24.
+    f.extend((0..16).map(|i| frame(base + 10 + i, [192, 0, 2, 1 + i as u8], &[])));
+    f
+}
+
+fn send_round(net: &Net, dir: &TempDir, base: u16) {
+    let p = dir.path(&format!("round{base}.hex"));
+    let text: String = round(base)
+        .iter()
+        .map(|f| f.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n")
+        .collect();
+    std::fs::write(&p, text).unwrap();
+    net.python(&net.a, SEND, &["ha", p.to_str().unwrap()]);
+}
+
+/// What left the router for each source port: the label stack (empty for IPv4).
+type Seen = std::collections::BTreeMap<u16, Vec<String>>;
+
+fn seen(pcap: &std::path::Path) -> Seen {
+    tshark(pcap, &["udp.srcport", "mpls.label", "eth.src"])
+        .into_iter()
+        .filter(|d| d.get("eth.src") == "02:00:00:00:01:01" && !d.get("udp.srcport").is_empty())
+        .map(|d| (d.get("udp.srcport").parse().unwrap(), d.list("mpls.label")))
+        .collect()
+}
+
+fn labels(v: &[u32]) -> Vec<String> {
+    v.iter().map(|l| l.to_string()).collect()
+}
+
+/// The value of the series of `name` whose labels include every `k="v"` of `labels`.
+fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
+        .find(|l| labels.iter().all(|kv| l.contains(kv)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or(-1.0)
+}
+
+const FPM_LABELS: &[&str] = &["source=\"fpm\"", "kind=\"label\""];
+const FPM_IPV4: &[&str] = &["source=\"fpm\"", "kind=\"ipv4\""];
+
+#[test]
+fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
+    if !is_root() {
+        eprintln!("skipped: needs root for network namespaces");
+        return;
+    }
+    let dir = TempDir::new("fpm-e2e");
+    let mut net = Net::new();
+    let routes = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n  - {ip: 10.0.1.3, mac: \"02:00:00:00:01:02\"}\n\
+                  ipv4:\n  - {prefix: 203.0.113.0/24, via: 10.0.1.2, push: [777]}\n";
+    std::fs::write(dir.path("routes.yaml"), routes).unwrap();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {r}}}\n\
+         ports:\n\
+         \x20 - {{name: in, vdev: \"net_af_packet_{r}0,iface=ri\", addresses: [10.0.0.1/24]}}\n\
+         \x20 - {{name: out, vdev: \"net_af_packet_{r}1,iface=ro\", addresses: [10.0.1.1/24]}}\n\
+         routes: {d}/routes.yaml\nmetrics_listen: 127.0.0.1:9551\nidle: {{backoff: {{}}}}\n\
+         fpm: {{listen: 127.0.0.1:2620, hold_time_s: 2, resync_settle_ms: 300, resync_min_s: 0, publish_interval_ms: 5, interfaces: {{\"77\": out}}}}\n",
+        r = net.r,
+        d = dir.0.display()
+    );
+    std::fs::write(dir.path("startup.yaml"), cfg).unwrap();
+    let log = dir.path("router.log");
+    let cfg_path = dir.path("startup.yaml");
+    let bin = bin();
+    let router = net.spawn(
+        &net.r.clone(),
+        &[
+            bin.to_str().unwrap(),
+            "run",
+            "--stats-interval",
+            "0",
+            "--duration",
+            "120",
+            "--config",
+            cfg_path.to_str().unwrap(),
+        ],
+        false,
+        &log,
+    );
+    let out = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_for(
+        || out().contains("fpm: listening on"),
+        "the router's FPM listener",
+    );
+    let pcap = dir.path("out.pcap");
+    let tcpdump = net.spawn(
+        &net.b.clone(),
+        &[
+            "tcpdump",
+            "-i",
+            "hb",
+            "-U",
+            "-p",
+            "-w",
+            pcap.to_str().unwrap(),
+        ],
+        false,
+        &dir.path("tcpdump.log"),
+    );
+    wait_for(
+        || {
+            std::fs::read_to_string(dir.path("tcpdump.err"))
+                .unwrap_or_default()
+                .contains("listening on")
+        },
+        "tcpdump",
+    );
+    let rns = net.r.clone();
+    let scrape = || {
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &rns,
+            "python3",
+            "-c",
+            SCRAPE,
+            "http://127.0.0.1:9551/metrics",
+        ])
+    };
+
+    // 1. The first session installs the table; every kind of entry forwards.
+    let mut fpm = Fpm::connect(&mut net, &dir, 1);
+    fpm.send(&first_table());
+    wait_for(
+        || metric(&scrape(), "mplsrouter_fib_entries_by_source", FPM_LABELS) == 3.0,
+        "the FPM labels",
+    );
+    let m = scrape();
+    assert_eq!(
+        metric(&m, "mplsrouter_fib_entries_by_source", FPM_IPV4),
+        3.0,
+        "{m}"
+    );
+    assert_eq!(
+        metric(&m, "mplsrouter_fpm_overridden", &["kind=\"ipv4\""]),
+        1.0,
+        "{m}"
+    );
+    send_round(&net, &dir, 1000);
+
+    // 2. zebra restarts: a new connection resends only part of the table.
+    fpm.close();
+    wait_for(|| out().contains("fpm: disconnected"), "the disconnect");
+    let mut fpm = Fpm::connect(&mut net, &dir, 2);
+    fpm.send(&[
+        encode::route(
+            v4(198, 51, 100, 0, 24),
+            Some(&RouteBody::Paths(vec![path(gw(GW1), 0, &[101], 1)])),
+        ),
+        encode::route(
+            Key::Label(1000),
+            Some(&RouteBody::Paths(vec![path(gw(GW1), 0, &[2000], 1)])),
+        ),
+    ]);
+    wait_for(
+        || out().contains("fpm: resync done"),
+        "the end of the resync",
+    );
+    wait_for(
+        || metric(&scrape(), "mplsrouter_fib_entries_by_source", FPM_LABELS) == 1.0,
+        "the sweep",
+    );
+    send_round(&net, &dir, 2000);
+
+    // 3. Bad input: each is skipped and counted; the session goes on, then a frame with
+    // a wrong version closes it, and the routes are held.
+    let deep: Vec<u32> = (500..520).collect();
+    let mut truncated = encode::route(v4(10, 99, 0, 0, 16), None);
+    truncated[0] = 200;
+    fpm.send(&[
+        truncated,
+        encode::route(
+            v4(10, 98, 0, 0, 16),
+            Some(&RouteBody::Paths(vec![path(gw(GW1), 0, &deep, 1)])),
+        ),
+        encode::route(
+            Key::Label(5),
+            Some(&RouteBody::Paths(vec![path(gw(GW1), 0, &[], 1)])),
+        ),
+        encode::route(
+            v4(10, 97, 0, 0, 16),
+            Some(&RouteBody::Paths(vec![path(
+                ip(192, 168, 99, 1),
+                0,
+                &[],
+                1,
+            )])),
+        ),
+    ]);
+    fpm.raw(&[2, 1, 0, 8, 0, 0, 0, 0]);
+    wait_for(
+        || out().contains("fpm: disconnected"),
+        "the close after a bad frame",
+    );
+    let m = scrape();
+    for reason in [
+        "truncated_netlink",
+        "label_depth",
+        "reserved_in_label",
+        "no_port",
+        "bad_version",
+    ] {
+        assert_eq!(
+            metric(
+                &m,
+                "mplsrouter_fpm_errors_total",
+                &[&format!("reason=\"{reason}\"")]
+            ),
+            1.0,
+            "{reason}:\n{m}"
+        );
+    }
+    assert!(
+        m.contains("mplsrouter_fpm_session_state{state=\"holding\"} 1"),
+        "{m}"
+    );
+    send_round(&net, &dir, 3000);
+    fpm.close();
+
+    // 4. No reconnect: after the hold time every FPM route is withdrawn.
+    wait_for(
+        || out().contains("fpm: hold time expired"),
+        "the hold time to expire",
+    );
+    wait_for(
+        || metric(&scrape(), "mplsrouter_fib_entries_by_source", FPM_IPV4) == 0.0,
+        "the withdrawal",
+    );
+    send_round(&net, &dir, 4000);
+    let stats = sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &net.r,
+        bin.to_str().unwrap(),
+        "stats",
+        "--url",
+        "http://127.0.0.1:9551/metrics",
+    ]);
+    assert!(stats.contains("FPM: session idle, 2 connects"), "{stats}");
+    assert!(stats.contains("1 hold-time withdrawals"), "{stats}");
+    // The last frame out is the file's route of the last round; wait until tcpdump has
+    // it (bounded: the assertions below say what is missing).
+    let start = Instant::now();
+    while !seen(&pcap).contains_key(&4001) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    kill_term(&mut net.children[tcpdump]);
+    kill_term(&mut net.children[router]);
+    let s = seen(&pcap);
+    let at = |id: u16| s.get(&id).cloned();
+
+    // Session 1: push two labels; the file's 203.0.113.0/24 wins; NHG push via ifindex
+    // 77; swap; PHP; pop-and-lookup then push; ECMP over both next hops.
+    assert_eq!(at(1000), Some(labels(&[100, 200])), "{s:?}");
+    assert_eq!(at(1001), Some(labels(&[777])));
+    assert_eq!(at(1002), Some(labels(&[400])));
+    assert_eq!(at(1003), Some(labels(&[2000])));
+    assert_eq!(at(1004), Some(vec![]));
+    assert_eq!(at(1005), Some(labels(&[100, 200])));
+    let ecmp: std::collections::BTreeSet<_> = (1010..1026).filter_map(at).collect();
+    assert_eq!(
+        ecmp,
+        [labels(&[300]), labels(&[301])].into_iter().collect(),
+        "{s:?}"
+    );
+    // Session 2 after the resync: changed route, kept swap; the rest swept.
+    assert_eq!(at(2000), Some(labels(&[101])));
+    assert_eq!(at(2001), Some(labels(&[777])));
+    assert_eq!(at(2003), Some(labels(&[2000])));
+    for id in [2002, 2004, 2005] {
+        assert_eq!(at(id), None, "{id} was swept: {s:?}");
+    }
+    assert!((2010..2026).all(|i| at(i).is_none()), "{s:?}");
+    // Held after the bad frame closed the session: still forwarding.
+    assert_eq!(at(3000), Some(labels(&[101])));
+    assert_eq!(at(3003), Some(labels(&[2000])));
+    // After the hold time: only the file's route.
+    assert_eq!(at(4001), Some(labels(&[777])));
+    for id in [4000, 4002, 4003, 4004, 4005] {
+        assert_eq!(at(id), None, "{id} was withdrawn: {s:?}");
+    }
+    let o = out();
+    assert!(o.contains("fpm: zebra connected"), "{o}");
+    assert!(
+        o.contains("fpm: hold time expired, 2 routes withdrawn"),
+        "{o}"
+    );
+}
