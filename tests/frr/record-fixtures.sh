@@ -94,11 +94,21 @@ scenario() {
     [ "$nhg" = no ] && echo "no fpm use-next-hop-groups"
     echo "debug zebra fpm"; echo "debug zebra mpls"; echo "debug zebra rib"
     printf '%s\n' "$zextra"; } > "$W/zebra.conf"
-  { echo "hostname staticd"; printf '%s\n' "$sextra"; } > "$W/staticd.conf"
+  echo "hostname staticd" > "$W/staticd.conf"
   chown frr:frr "$W"/*.conf
   ip netns exec "$NS" python3 "$HERE/fpm_recorder.py" 127.0.0.1 2620 "$W/cap" > "$W/rec.out" 2>&1 &
   local rpid=$!; PIDS+=("$rpid")
   start_zebra; start_staticd
+  # staticd refuses `label` until zebra told it MPLS is on (after its config file was
+  # read): apply its routes through vtysh, retrying until accepted.
+  if [ -n "$sextra" ]; then
+    local args=(-c "configure terminal") try
+    while IFS= read -r l; do [ -n "$l" ] && args+=(-c "$l"); done <<< "$sextra"
+    for try in $(seq 50); do
+      ! vty "${args[@]}" | grep -q "% " && break
+      sleep 0.2
+    done
+  fi
   settle 1
   local part=0
   for step in "$@"; do
@@ -181,9 +191,9 @@ ip route 203.0.113.0/24 Null0" \
 no ip route 198.51.100.0/24 reject
 no ip route 203.0.113.0/24 Null0" ;;
       i-replace) scenario "$n" $nhg "" "" \
-        "ip route 192.0.2.0/24 10.0.1.2" \
-        "ip route 192.0.2.0/24 10.0.2.2 5" \
-        "no ip route 192.0.2.0/24 10.0.1.2" ;;
+        "ip route 192.0.2.0/24 10.0.1.2 10" \
+        "ip route 192.0.2.0/24 10.0.2.2 1" \
+        "no ip route 192.0.2.0/24 10.0.2.2 1" ;;
       g-restart) scenario "$n" $nhg \
         "mpls lsp 100 10.0.1.2 200
 mpls lsp 101 10.0.1.2 implicit-null" \
