@@ -53,11 +53,11 @@ status() { cat "$W/cap.status" 2>/dev/null || echo "0 0 0 0"; }
 # Waits until the recorder has seen connection $1 and more than $2 frames, then no new frame
 # for 1.5 s (bounded 30 s).
 settle() {
-  local want=$1 min=${2:--1} last="" same=0 t=0
+  local want=$1 min=${2:--1} quiet=${3:-15} last="" same=0 t=0
   while :; do
     local s; s=$(status); read -r c _ f _ <<< "$s"
     if [ "$c" -ge "$want" ] && [ "$f" -gt "$min" ] && [ "$s" = "$last" ]; then same=$((same + 1)); else same=0; fi
-    [ $same -ge 15 ] && return 0
+    [ $same -ge "$quiet" ] && return 0
     last=$s; sleep 0.1; t=$((t + 1))
     [ $t -gt 300 ] && { echo "settle: timeout (connection $want, frames > $min; now $s)" >&2
       tail -n 30 "$W/zebra.log" "$W/staticd.log" >&2; vty -c "show ip route" >&2; return 1; }
@@ -116,7 +116,8 @@ scenario() {
       kill -9 "$ZPID"; wait "$ZPID" 2>/dev/null || true
       sleep 0.5
       start_zebra
-      settle 2
+      # staticd reconnects to the new zebra seconds later: wait for 8 s of quiet.
+      settle 2 -1 80
       continue
     fi
     local before; before=$(frames)
