@@ -7,11 +7,21 @@
 mod common;
 #[path = "frr/harness.rs"]
 mod harness;
+#[path = "frr/oracle.rs"]
+mod oracle;
+#[path = "frr/probe.rs"]
+mod probe;
+#[path = "frr/router.rs"]
+mod router;
 
+use std::net::Ipv4Addr;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use harness::{unavailable, wait_until, Frr, FrrConfig, Iface};
+use oracle::{check, Expect, World};
+use probe::{Probe, Prober};
+use router::Router;
 
 fn skip() -> bool {
     if let Some(why) = unavailable() {
@@ -147,4 +157,268 @@ fn harness_runs_zebra_and_staticd_and_fpm_sees_labelled_routes() {
         },
     );
     assert!(text.contains("multipath="), "{text}");
+}
+
+/// What the test sends and how FRR's answer is read for it.
+enum Target {
+    Prefix(&'static str, Ipv4Addr),
+    Lsp(u32),
+}
+
+impl Target {
+    fn name(&self) -> String {
+        match self {
+            Target::Prefix(p, _) => p.to_string(),
+            Target::Lsp(l) => format!("LSP {l}"),
+        }
+    }
+    /// 16 flows (different UDP source ports), so ECMP spreads them.
+    fn probes(&self) -> Vec<Probe> {
+        (0..16u16)
+            .map(|i| match self {
+                Target::Prefix(_, dst) => Probe {
+                    labels: vec![],
+                    dst: *dst,
+                    sport: 1000 + i * 7,
+                },
+                Target::Lsp(l) => Probe {
+                    labels: vec![*l],
+                    dst: Ipv4Addr::new(172, 16, 0, 1),
+                    sport: 1000 + i * 7,
+                },
+            })
+            .collect()
+    }
+}
+
+const TARGETS: &[Target] = &[
+    Target::Prefix("192.0.2.0/24", Ipv4Addr::new(192, 0, 2, 10)),
+    Target::Prefix("198.51.100.0/24", Ipv4Addr::new(198, 51, 100, 10)),
+    Target::Prefix("203.0.113.0/24", Ipv4Addr::new(203, 0, 113, 10)),
+    Target::Lsp(100),
+    Target::Lsp(101),
+    Target::Lsp(102),
+];
+
+fn world() -> World {
+    let ports = [("port0", "in"), ("port1", "out1"), ("port2", "out2")];
+    let subnets = [("10.0.0", "in"), ("10.0.1", "out1"), ("10.0.2", "out2")];
+    World {
+        ports: ports
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        macs: router::NEIGHBORS
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        subnet_port: subnets
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    }
+}
+
+/// FRR's current answer for every target.
+fn oracle(frr: &Frr) -> Vec<Expect> {
+    let (routes, lsps) = (
+        frr.json("show ip route json"),
+        frr.json("show mpls table json"),
+    );
+    let w = world();
+    TARGETS
+        .iter()
+        .map(|t| match t {
+            Target::Prefix(p, _) => w.ipv4(&routes, p),
+            Target::Lsp(l) => w.lsp(&lsps, *l),
+        })
+        .collect()
+}
+
+/// One probe round over all targets, checked against `expect`.
+fn round(prober: &mut Prober, expect: &[Expect]) -> Result<(), String> {
+    let probes: Vec<Vec<Probe>> = TARGETS.iter().map(Target::probes).collect();
+    let flat: Vec<Probe> = probes.iter().flatten().cloned().collect();
+    let seen = prober.round(&flat);
+    let mut at = 0;
+    let mut errors = Vec::new();
+    for ((t, p), e) in TARGETS.iter().zip(&probes).zip(expect) {
+        if let Err(msg) = check(&t.name(), e, &seen[at..at + p.len()]) {
+            errors.push(msg);
+        }
+        at += p.len();
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+/// Waits until the router forwards every target exactly as `expect` (bounded).
+fn converge(prober: &mut Prober, expect: &[Expect], what: &str, limit: Duration) -> Duration {
+    let start = Instant::now();
+    wait_until(what, limit, || round(prober, expect));
+    start.elapsed()
+}
+
+/// Polls FRR until its `show` output satisfies `ok` (FRR itself has applied the config).
+fn frr_settled(frr: &Frr, what: &str, ok: impl Fn(&[Expect]) -> bool) -> Vec<Expect> {
+    wait_until(what, Duration::from_secs(20), || {
+        let e = oracle(frr);
+        if ok(&e) {
+            Ok(e)
+        } else {
+            Err(format!("{e:?}\n{}", frr.logs()))
+        }
+    })
+}
+
+fn all_dropped(n: usize) -> Vec<Expect> {
+    vec![Expect::Dropped; n]
+}
+
+/// FRR's static routes (one next hop, ECMP, `label` push) and static LSPs (swap, pop,
+/// ECMP) forward through the router exactly as zebra selected them; deletes and a
+/// changed ECMP set are followed; after a zebra kill the routes are kept for the hold
+/// time, then withdrawn; a restarted zebra resyncs them; a restart of all FRR daemons
+/// within the hold time never interrupts them.
+#[test]
+#[ignore = "needs the router's fpm: section and FPM server (branch h-fpm, not merged yet)"]
+fn frr_routes_forward_through_router_and_follow_zebra() {
+    if skip() {
+        return;
+    }
+    let t0 = Instant::now();
+    let mut frr = Frr::new(
+        "e",
+        &ports(),
+        FrrConfig {
+            fpm_port: 2620,
+            next_hop_groups: true,
+            zebra: String::new(),
+            staticd: String::new(),
+        },
+    );
+    let hold = Duration::from_secs(6);
+    let fpm = format!(
+        "{{listen: 127.0.0.1:2620, hold_time_s: {}, resync_settle_ms: 1500, \
+         interfaces: {{port0: in, port1: out1, port2: out2}}}}",
+        hold.as_secs()
+    );
+    let mut router = Router::start(&frr.ns, &frr.dir.clone(), &fpm);
+    let outputs = ["out1", "out2"]
+        .iter()
+        .map(|p| (p.to_string(), frr.path(&format!("{p}.pcap"))))
+        .collect();
+    let control = Probe {
+        labels: vec![],
+        dst: Ipv4Addr::new(100, 64, 0, 1),
+        sport: 7,
+    };
+    let mut prober = Prober::new(&frr.ns, "inj0", outputs, control);
+    frr.start_zebra();
+    frr.start_staticd();
+    let n = TARGETS.len();
+
+    // 1. Routes and LSPs appear.
+    frr.configure(&[
+        "ip route 192.0.2.0/24 10.0.1.2",
+        "ip route 198.51.100.0/24 10.0.1.2",
+        "ip route 198.51.100.0/24 10.0.2.2",
+        "ip route 203.0.113.0/24 10.0.2.2 label 100/200",
+        "mpls lsp 100 10.0.1.2 200",
+        "mpls lsp 101 10.0.2.2 implicit-null",
+        "mpls lsp 102 10.0.1.2 300",
+        "mpls lsp 102 10.0.2.2 301",
+    ]);
+    let full = frr_settled(&frr, "FRR installs everything", |e| {
+        e.iter()
+            .all(|x| matches!(x, Expect::Forward(h) if !h.is_empty()))
+            && e.iter()
+                .filter(|x| matches!(x, Expect::Forward(h) if h.len() == 2))
+                .count()
+                == 2
+    });
+    let t_add = converge(
+        &mut prober,
+        &full,
+        "the router forwards FRR's routes",
+        Duration::from_secs(15),
+    );
+
+    // 2. Deletes, and one ECMP set shrinks.
+    frr.configure(&[
+        "no ip route 192.0.2.0/24 10.0.1.2",
+        "no ip route 198.51.100.0/24 10.0.2.2",
+        "no mpls lsp 100",
+        "no mpls lsp 102 10.0.2.2",
+    ]);
+    let after = frr_settled(&frr, "FRR applies the deletes", |e| {
+        e[0] == Expect::Dropped
+            && e[3] == Expect::Dropped
+            && matches!(&e[1], Expect::Forward(h) if h.len() == 1)
+            && matches!(&e[5], Expect::Forward(h) if h.len() == 1)
+    });
+    let t_del = converge(
+        &mut prober,
+        &after,
+        "the router follows FRR's deletes",
+        Duration::from_secs(15),
+    );
+
+    // 3. zebra killed: routes held for the hold time, then withdrawn.
+    let killed = Instant::now();
+    frr.stop_zebra(true);
+    round(&mut prober, &after)
+        .unwrap_or_else(|e| panic!("routes lost right after zebra died: {e}"));
+    let withdrawn = converge(
+        &mut prober,
+        &all_dropped(n),
+        "withdraw after the hold time",
+        hold + Duration::from_secs(10),
+    );
+    let t_withdraw = killed.elapsed();
+    assert!(
+        t_withdraw >= hold,
+        "withdrawn {t_withdraw:?} after zebra died, before the hold time {hold:?}"
+    );
+
+    // 4. zebra restarted: its table (LSPs at once, staticd's routes once staticd has
+    //    reconnected, ~10 s later) is installed again.
+    frr.start_zebra();
+    let again = frr_settled(&frr, "FRR has its routes again", |e| *e == after);
+    let t_resync = converge(
+        &mut prober,
+        &again,
+        "the router resyncs from the new zebra",
+        Duration::from_secs(25),
+    );
+
+    // 5. All FRR daemons restarted within the hold time: unchanged routes never stop.
+    let restart = Instant::now();
+    frr.stop_staticd();
+    frr.stop_zebra(true);
+    frr.start_zebra();
+    frr.start_staticd();
+    let mut rounds = 0;
+    while restart.elapsed() < hold + Duration::from_secs(2) {
+        round(&mut prober, &after).unwrap_or_else(|e| {
+            panic!(
+                "round {rounds}, {:?} into the restart: {e}\n{}",
+                restart.elapsed(),
+                router.output()
+            )
+        });
+        rounds += 1;
+    }
+    assert_eq!(oracle(&frr), after, "FRR after its restart");
+
+    let out = router.stop();
+    eprintln!(
+        "frr e2e: add {t_add:?}, delete {t_del:?}, withdraw {t_withdraw:?} after the kill ({withdrawn:?} of polling), \
+         resync {t_resync:?}, {rounds} clean rounds through the restart, total {:?}",
+        t0.elapsed()
+    );
+    assert!(!out.contains("panicked"), "{out}");
 }
