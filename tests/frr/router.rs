@@ -19,6 +19,40 @@ pub const NEIGHBORS: &[(&str, &str)] = &[
 /// The routes file's own route, used as the control probe's destination.
 pub const CONTROL_PREFIX: &str = "100.64.0.0/24";
 
+/// Three pcap ports: `in` captures the veth `inj0r` live (frames sent on `inj0` in `ns`
+/// enter the router there), `out1`/`out2` write `out1.pcap`/`out2.pcap` in `dir`.
+pub fn pcap_ports(ns: &str, dir: &Path) -> String {
+    sh(&[
+        "ip", "-n", ns, "link", "add", "inj0", "type", "veth", "peer", "name", "inj0r",
+    ]);
+    for i in ["inj0", "inj0r"] {
+        // No IPv6 chatter (router solicitations, MLD) into the router.
+        let knob = format!("net.ipv6.conf.{i}.disable_ipv6=1");
+        sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", &knob]);
+        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+    }
+    let d = dir.display();
+    let n = std::process::id();
+    format!(
+        "  - {{name: in, vdev: \"net_pcap_fi{n},rx_iface_in=inj0r,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
+         \x20 - {{name: out1, vdev: \"net_pcap_fo{n},tx_pcap={d}/out1.pcap\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
+         \x20 - {{name: out2, vdev: \"net_pcap_ft{n},tx_pcap={d}/out2.pcap\", mac: \"02:00:00:00:02:01\", addresses: [10.0.2.1/24]}}\n"
+    )
+}
+
+/// The routes file: static neighbours (`NEIGHBORS` unless `arp`) and the control route.
+fn routes_file(dir: &Path, arp: bool) {
+    let mut routes = String::from("neighbors:\n");
+    if arp {
+        routes = String::from("neighbors: []\n");
+    }
+    for (ip, mac) in NEIGHBORS.iter().filter(|_| !arp) {
+        routes += &format!("  - {{ip: {ip}, mac: \"{mac}\"}}\n");
+    }
+    routes += &format!("ipv4:\n  - {{prefix: {CONTROL_PREFIX}, via: 10.0.1.2}}\n");
+    std::fs::write(dir.join("routes.yaml"), routes).unwrap();
+}
+
 pub struct Router {
     child: Option<Child>,
     pub log: PathBuf,
@@ -26,39 +60,14 @@ pub struct Router {
 }
 
 impl Router {
-    /// Creates the veth `inj0` -> `inj0r` (captured by port `in`) in `ns` and starts the
-    /// router with `fpm` as its `fpm:` section (flow YAML).
-    pub fn start(ns: &str, dir: &Path, fpm: &str) -> Router {
-        sh(&[
-            "ip", "-n", ns, "link", "add", "inj0", "type", "veth", "peer", "name", "inj0r",
-        ]);
-        for i in ["inj0", "inj0r"] {
-            // No IPv6 chatter (router solicitations, MLD) into the router.
-            sh(&[
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                "sysctl",
-                "-qw",
-                &format!("net.ipv6.conf.{i}.disable_ipv6=1"),
-            ]);
-            sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-        }
-        let d = dir.display();
-        let n = std::process::id();
-        let mut routes = String::from("neighbors:\n");
-        for (ip, mac) in NEIGHBORS {
-            routes += &format!("  - {{ip: {ip}, mac: \"{mac}\"}}\n");
-        }
-        routes += &format!("ipv4:\n  - {{prefix: {CONTROL_PREFIX}, via: 10.0.1.2}}\n");
-        std::fs::write(dir.join("routes.yaml"), routes).unwrap();
+    /// Starts the router in `ns` with `ports` (YAML list items) and `fpm` as its `fpm:`
+    /// section (flow YAML); neighbours static, or by ARP when `arp`. Waits for its
+    /// first table.
+    pub fn start(ns: &str, dir: &Path, ports: &str, fpm: &str, arp: bool) -> Router {
+        routes_file(dir, arp);
         let cfg = format!(
             "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-r}}\n\
-             ports:\n\
-             \x20 - {{name: in, vdev: \"net_pcap_fi{n},rx_iface_in=inj0r,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
-             \x20 - {{name: out1, vdev: \"net_pcap_fo{n},tx_pcap={d}/out1.pcap\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
-             \x20 - {{name: out2, vdev: \"net_pcap_ft{n},tx_pcap={d}/out2.pcap\", mac: \"02:00:00:00:02:01\", addresses: [10.0.2.1/24]}}\n\
+             ports:\n{ports}\
              routes: routes.yaml\n\
              metrics_listen: 127.0.0.1:0\n\
              idle: {{backoff: {{}}}}\n\
