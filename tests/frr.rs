@@ -501,8 +501,6 @@ fn ping_flood_loses_nothing_through_zebra_kill_and_restart() {
         "a ping through the FPM route",
         Duration::from_secs(20),
         || {
-            let out = frr.exec(&[]).output().ok();
-            drop(out);
             let p = std::process::Command::new("ip")
                 .args([
                     "netns",
