@@ -103,7 +103,9 @@ pub struct Frr {
     pub ns: String,
     pub dir: PathBuf,
     run: PathBuf,
-    cfg: FrrConfig,
+    /// What the daemons start with; a restart re-reads it (change `staticd` to keep
+    /// routes configured at run time across a staticd restart).
+    pub cfg: FrrConfig,
     zebra: Option<Child>,
     staticd: Option<Child>,
     /// Other processes started in the namespace (the router, recorders), killed on drop.

@@ -2,14 +2,14 @@
 //! built here, sent on a veth the router's input port captures (`send_frames.py`), and
 //! found again in the output ports' pcaps by their IPv4 identification field.
 //!
-//! Every round ends with a control probe on a route from the YAML file; once it is out,
-//! everything sent before it has been through the router, so a probe that did not come
-//! out was dropped, not late.
+//! Every round ends with one control probe per output port, on routes from the YAML
+//! file; once each is in its port's capture, everything sent before it has been through
+//! the router and captured, so a probe that did not come out was dropped, not late.
 #![allow(dead_code)]
 
 use std::io::Write;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -84,17 +84,23 @@ pub struct Prober {
     pub iface: String,
     /// (router port name, its tx pcap).
     pub outputs: Vec<(String, PathBuf)>,
-    pub control: Probe,
+    /// One per output, in the order of `outputs`.
+    pub controls: Vec<Probe>,
     next_id: u16,
 }
 
 impl Prober {
-    pub fn new(ns: &str, iface: &str, outputs: Vec<(String, PathBuf)>, control: Probe) -> Prober {
+    pub fn new(
+        ns: &str,
+        iface: &str,
+        outputs: Vec<(String, PathBuf)>,
+        controls: Vec<Probe>,
+    ) -> Prober {
         Prober {
             ns: ns.into(),
             iface: iface.into(),
             outputs,
-            control,
+            controls,
             next_id: 1,
         }
     }
@@ -131,13 +137,17 @@ impl Prober {
 
     /// Every frame out of the router, by IPv4 identification.
     pub fn decode_all(&self) -> Vec<(u16, Seen)> {
-        let fields = ["ip.id", "eth.dst", "mpls.label", "ip.dst"];
+        let fields = ["ip.id", "eth.src", "eth.dst", "mpls.label", "ip.dst"];
         let mut all = Vec::new();
         for (port, pcap) in &self.outputs {
             if !pcap.exists() || std::fs::metadata(pcap).map(|m| m.len()).unwrap_or(0) < 24 {
                 continue;
             }
             for d in tshark(pcap, &fields) {
+                // Only what the router sent (its ports' MACs end in :01), not the host.
+                if !d.get("eth.src").ends_with(":01") {
+                    continue;
+                }
                 let Some(id) = d.list("ip.id").last().and_then(|s| parse_num(s)) else {
                     continue;
                 };
@@ -158,41 +168,67 @@ impl Prober {
         all
     }
 
-    /// Sends `probes` then the control probe; once the control probe is out (bounded:
-    /// 5 s), returns what came out for each probe.
+    /// Sends `probes` then the control probes; once each control probe is in its
+    /// output's capture (bounded: 5 s), returns what came out for each probe.
     pub fn round(&mut self, probes: &[Probe]) -> Vec<Vec<Seen>> {
         let ids: Vec<u16> = probes.iter().map(|_| self.id()).collect();
-        let control_id = self.id();
+        let controls: Vec<(Probe, u16)> = self
+            .controls
+            .clone()
+            .into_iter()
+            .map(|c| (c, self.id()))
+            .collect();
         let mut frames: Vec<Vec<u8>> = probes
             .iter()
             .zip(&ids)
             .map(|(p, id)| frame(p, *id))
             .collect();
-        frames.push(frame(&self.control, control_id));
+        frames.extend(controls.iter().map(|(c, id)| frame(c, *id)));
         self.send(&frames);
         let deadline = Instant::now() + Duration::from_secs(5);
-        let mut pause = Duration::from_millis(10);
-        loop {
-            let all = self.decode_all();
-            if all.iter().any(|(id, _)| *id == control_id) {
-                return ids
-                    .iter()
-                    .map(|id| {
-                        all.iter()
-                            .filter(|(i, _)| i == id)
-                            .map(|(_, s)| s.clone())
-                            .collect()
-                    })
-                    .collect();
-            }
+        let mut pause = Duration::from_millis(5);
+        while !self
+            .outputs
+            .iter()
+            .zip(&controls)
+            .all(|((_, pcap), (_, id))| has_ipv4_id(pcap, *id))
+        {
             assert!(
                 Instant::now() < deadline,
-                "the control probe (a route of the routes file) never came out of the router"
+                "the control probes (routes of the routes file) never came out of the router"
             );
             std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(200));
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+        let all = self.decode_all();
+        ids.iter()
+            .map(|id| {
+                all.iter()
+                    .filter(|(i, _)| i == id)
+                    .map(|(_, s)| s.clone())
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Whether `pcap` holds a plain IPv4 frame from the router (source MAC ending in :01)
+/// with identification `id`. A quick scan without tshark; a partial last record (the
+/// capture is still being written) ends it.
+fn has_ipv4_id(pcap: &Path, id: u16) -> bool {
+    let Ok(f) = std::fs::File::open(pcap) else {
+        return false;
+    };
+    let Ok(mut r) = pcap_file::pcap::PcapReader::new(f) else {
+        return false;
+    };
+    while let Some(Ok(p)) = r.next_packet() {
+        let d = &p.data;
+        if d.len() >= 20 && d[11] == 1 && d[12..14] == [8, 0] && d[18..20] == id.to_be_bytes() {
+            return true;
         }
     }
+    false
 }
 
 /// tshark prints numbers in decimal or 0x-hex depending on the field.

@@ -1,6 +1,7 @@
 //! The real router in the FRR namespace (so zebra reaches its FPM listener on the shared
-//! 127.0.0.1): three pcap ports, `in` capturing a veth live, `out1`/`out2` writing pcaps;
-//! static neighbours and one control route in the routes file; the `fpm:` section.
+//! 127.0.0.1), its ports (`probe_ports`: probes in through a live pcap port, out to Linux
+//! hosts that answer ARP and capture), one control route in the routes file, and the
+//! `fpm:` section.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -8,20 +9,27 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::bin;
-use crate::harness::{sh, stop};
+use crate::harness::{sh, stop, wait_until};
+use crate::hosts::{link, Hosts};
 
+/// The hosts behind the router's ports (they answer its ARP with these MACs).
 pub const NEIGHBORS: &[(&str, &str)] = &[
     ("10.0.0.2", "02:00:00:00:00:02"),
     ("10.0.1.2", "02:00:00:00:01:02"),
     ("10.0.1.3", "02:00:00:00:01:03"),
     ("10.0.2.2", "02:00:00:00:02:02"),
 ];
-/// The routes file's own route, used as the control probe's destination.
-pub const CONTROL_PREFIX: &str = "100.64.0.0/24";
+/// The routes file of the probe layout: one control route out of each output port
+/// (see probe.rs), neighbours by ARP.
+pub const PROBE_ROUTES: &str = "neighbors: []\nipv4:\n  - {prefix: 100.64.0.0/24, via: 10.0.1.2}\n  - {prefix: 100.64.1.0/24, via: 10.0.2.2}\n";
 
-/// Three pcap ports: `in` captures the veth `inj0r` live (frames sent on `inj0` in `ns`
-/// enter the router there), `out1`/`out2` write `out1.pcap`/`out2.pcap` in `dir`.
-pub fn pcap_ports(ns: &str, dir: &Path) -> String {
+/// The probe layout: port `in` (pcap) captures the veth `inj0r` live, so frames sent on
+/// `inj0` in `ns` enter the router there, and writes what it sends to `in-out.pcap`;
+/// `out1`/`out2` are af_packet ports on veths to two Linux hosts (10.0.1.2 and 10.0.2.2,
+/// with the MACs of `NEIGHBORS`), which answer the router's ARP; tcpdump on each host
+/// writes what the router sent it to `out1.pcap`/`out2.pcap` in `dir`. Returns the ports
+/// (YAML list items); the capture processes go to `keep`.
+pub fn probe_ports(ns: &str, dir: &Path, hosts: &mut Hosts, keep: &mut Vec<Child>) -> String {
     sh(&[
         "ip", "-n", ns, "link", "add", "inj0", "type", "veth", "peer", "name", "inj0r",
     ]);
@@ -33,24 +41,90 @@ pub fn pcap_ports(ns: &str, dir: &Path) -> String {
     }
     let d = dir.display();
     let n = std::process::id();
-    format!(
-        "  - {{name: in, vdev: \"net_pcap_fi{n},rx_iface_in=inj0r,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
-         \x20 - {{name: out1, vdev: \"net_pcap_fo{n},tx_pcap={d}/out1.pcap\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
-         \x20 - {{name: out2, vdev: \"net_pcap_ft{n},tx_pcap={d}/out2.pcap\", mac: \"02:00:00:00:02:01\", addresses: [10.0.2.1/24]}}\n"
-    )
+    let mut ports = format!(
+        "  - {{name: in, vdev: \"net_pcap_fi{n},rx_iface_in=inj0r,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n"
+    );
+    for (k, (ip, mac)) in [(1, NEIGHBORS[1]), (2, NEIGHBORS[3])] {
+        let h = hosts.ns(&format!("h{k}"));
+        let (r, hi) = (format!("r{k}"), format!("h{k}"));
+        link(ns, &r, &h, &hi);
+        // The router's namespace holds 10.0.k.1 on zebra's interfaces: its kernel must
+        // not answer ARP for it on the router's port.
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "sysctl",
+            "-qw",
+            &format!("net.ipv4.conf.{r}.arp_ignore=1"),
+        ]);
+        sh(&["ip", "-n", &h, "link", "set", &hi, "address", mac]);
+        sh(&[
+            "ip",
+            "-n",
+            &h,
+            "addr",
+            "add",
+            &format!("{ip}/24"),
+            "dev",
+            &hi,
+        ]);
+        let pcap = dir.join(format!("out{k}.pcap"));
+        keep.push(capture(&h, &hi, &pcap));
+        ports += &format!(
+            "  - {{name: out{k}, vdev: \"net_af_packet_f{k}{n},iface={r}\", mac: \"02:00:00:00:0{k}:01\", addresses: [10.0.{k}.1/24]}}\n"
+        );
+    }
+    ports
 }
 
-/// The routes file: static neighbours (`NEIGHBORS` unless `arp`) and the control route.
-fn routes_file(dir: &Path, arp: bool) {
-    let mut routes = String::from("neighbors:\n");
-    if arp {
-        routes = String::from("neighbors: []\n");
+/// tcpdump on `iface` in `ns` writing every frame at once (-U) to `pcap`; returns once
+/// it is capturing.
+fn capture(ns: &str, iface: &str, pcap: &Path) -> Child {
+    let err = pcap.with_extension("err");
+    let child = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "tcpdump", "-n", "-U", "-i", iface, "-w",
+        ])
+        .arg(pcap)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("start tcpdump");
+    wait_until("tcpdump capturing", Duration::from_secs(10), || {
+        let e = std::fs::read_to_string(&err).unwrap_or_default();
+        if e.contains("listening on") {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    });
+    child
+}
+
+/// Why the router under test cannot take routes from FPM (a build without the `fpm:`
+/// section), or None. Checked with `mplsrouter check` on a minimal config.
+pub fn fpm_unsupported() -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("mplsrouter-fpmcheck-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("c.yaml");
+    std::fs::write(
+        &cfg,
+        "eal: {no_huge: true}\nports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24]}\nfpm: {}\n",
+    )
+    .unwrap();
+    let out = Command::new(bin()).arg("check").arg(&cfg).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("unknown key `fpm`") {
+        Some(format!(
+            "this router build has no `fpm:` section: {}",
+            err.trim()
+        ))
+    } else {
+        None
     }
-    for (ip, mac) in NEIGHBORS.iter().filter(|_| !arp) {
-        routes += &format!("  - {{ip: {ip}, mac: \"{mac}\"}}\n");
-    }
-    routes += &format!("ipv4:\n  - {{prefix: {CONTROL_PREFIX}, via: 10.0.1.2}}\n");
-    std::fs::write(dir.join("routes.yaml"), routes).unwrap();
 }
 
 pub struct Router {
@@ -61,10 +135,9 @@ pub struct Router {
 
 impl Router {
     /// Starts the router in `ns` with `ports` (YAML list items) and `fpm` as its `fpm:`
-    /// section (flow YAML); neighbours static, or by ARP when `arp`. Waits for its
-    /// first table.
-    pub fn start(ns: &str, dir: &Path, ports: &str, fpm: &str, arp: bool) -> Router {
-        routes_file(dir, arp);
+    /// section (flow YAML) and `routes` as its routes file. Waits for its first table.
+    pub fn start(ns: &str, dir: &Path, ports: &str, fpm: &str, routes: &str) -> Router {
+        std::fs::write(dir.join("routes.yaml"), routes).unwrap();
         let cfg = format!(
             "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-r}}\n\
              ports:\n{ports}\
