@@ -15,9 +15,18 @@ W=$(mktemp -d /tmp/frrrec.XXXXXX)
 chmod 755 "$W"
 PIDS=()
 
+# SIGTERM, then SIGKILL after 3 s (zebra with dplane_fpm_nl does not always exit on TERM).
+stop_pids() {
+  local p t
+  for p in "$@"; do kill "$p" 2>/dev/null || true; done
+  for p in "$@"; do
+    for t in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null || true
+  done
+}
+
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 0.3
+  stop_pids "${PIDS[@]}"
   ip netns del "$NS" 2>/dev/null || true
   rm -rf "$W"
 }
@@ -129,10 +138,9 @@ scenario() {
   done
   vty -c "show ip route json" > "$OUT/$name.ip-route.json" || true
   vty -c "show mpls table json" > "$OUT/$name.mpls-table.json" || true
-  for p in $(cat "$W/run/staticd.pid" 2>/dev/null) $(cat "$W/run/zebra.pid" 2>/dev/null) "$rpid"; do
-    kill "$p" 2>/dev/null || true
-  done
-  sleep 0.5
+  stop_pids $(cat "$W/run/staticd.pid" 2>/dev/null) $(cat "$W/run/zebra.pid" 2>/dev/null) "$rpid"
+  stop_pids "${PIDS[@]}"
+  PIDS=()   # all stopped: never signal these ids again (they may be reused)
   for f in "$W"/cap.*.bin; do
     local b; b=$(basename "$f"); b=${b#cap.}
     cp "$f" "$OUT/$name.$b"
