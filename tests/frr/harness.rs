@@ -429,7 +429,9 @@ impl Drop for Frr {
             stop(c, false);
         }
         self.stop_staticd();
-        self.stop_zebra(false);
+        // SIGKILL: zebra with dplane_fpm_nl does not always exit on SIGTERM, and nothing
+        // of it outlives the namespace (the shim kept it out of the kernel's tables).
+        self.stop_zebra(true);
         let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
         if std::env::var_os("KEEP_TEST_DIRS").is_none() {
             let _ = std::fs::remove_dir_all(&self.dir);
