@@ -26,10 +26,17 @@ pub const PROBE_ROUTES: &str = "neighbors: []\nipv4:\n  - {prefix: 100.64.0.0/24
 /// The probe layout: port `in` (pcap) captures the veth `inj0r` live, so frames sent on
 /// `inj0` in `ns` enter the router there, and writes what it sends to `in-out.pcap`;
 /// `out1`/`out2` are af_packet ports on veths to two Linux hosts (10.0.1.2 and 10.0.2.2,
-/// with the MACs of `NEIGHBORS`), which answer the router's ARP; tcpdump on each host
+/// with the MACs of `NEIGHBORS`), which answer the router's ARP unless not `answer_arp`
+/// (then only the routes file's static neighbours can reach them); tcpdump on each host
 /// writes what the router sent it to `out1.pcap`/`out2.pcap` in `dir`. Returns the ports
 /// (YAML list items); the capture processes go to `keep`.
-pub fn probe_ports(ns: &str, dir: &Path, hosts: &mut Hosts, keep: &mut Vec<Child>) -> String {
+pub fn probe_ports(
+    ns: &str,
+    dir: &Path,
+    hosts: &mut Hosts,
+    keep: &mut Vec<Child>,
+    answer_arp: bool,
+) -> String {
     sh(&[
         "ip", "-n", ns, "link", "add", "inj0", "type", "veth", "peer", "name", "inj0r",
     ]);
@@ -70,6 +77,10 @@ pub fn probe_ports(ns: &str, dir: &Path, hosts: &mut Hosts, keep: &mut Vec<Child
             "dev",
             &hi,
         ]);
+        if !answer_arp {
+            let knob = format!("net.ipv4.conf.{hi}.arp_ignore=8");
+            sh(&["ip", "netns", "exec", &h, "sysctl", "-qw", &knob]);
+        }
         let pcap = dir.join(format!("out{k}.pcap"));
         keep.push(capture(&h, &hi, &pcap));
         ports += &format!(
