@@ -15,16 +15,19 @@ mod oracle;
 mod probe;
 #[path = "frr/router.rs"]
 mod router;
+#[path = "frr/scenario.rs"]
+mod scenario;
 
-use std::net::Ipv4Addr;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use harness::{unavailable, wait_until, Frr, FrrConfig, Iface};
 use hosts::Hosts;
-use oracle::{check, Expect, World};
-use probe::{Probe, Prober};
+use oracle::Expect;
 use router::Router;
+use scenario::{
+    all_dropped, converge, frr_settled, lab, oracle, ports, round, world, Lab, TARGETS,
+};
 
 /// The FRR tests run one at a time: two routers and a ping flood at once on a 2-CPU
 /// machine would measure the machine, not the router.
@@ -52,15 +55,6 @@ fn skip_router() -> bool {
         return true;
     }
     false
-}
-
-fn ports() -> Vec<Iface> {
-    (0..3)
-        .map(|i| Iface {
-            name: format!("port{i}"),
-            addr: format!("10.0.{i}.1/24"),
-        })
-        .collect()
 }
 
 /// The next hops of `prefix` in `show ip route json`, as (ip, interface), when FRR selected
@@ -181,189 +175,6 @@ fn harness_runs_zebra_and_staticd_and_fpm_sees_labelled_routes() {
         },
     );
     assert!(text.contains("multipath="), "{text}");
-}
-
-/// What the test sends and how FRR's answer is read for it.
-enum Target {
-    Prefix(&'static str, Ipv4Addr),
-    Lsp(u32),
-}
-
-impl Target {
-    fn name(&self) -> String {
-        match self {
-            Target::Prefix(p, _) => p.to_string(),
-            Target::Lsp(l) => format!("LSP {l}"),
-        }
-    }
-    /// 16 flows (different UDP source ports), so ECMP spreads them.
-    fn probes(&self) -> Vec<Probe> {
-        (0..16u16)
-            .map(|i| match self {
-                Target::Prefix(_, dst) => Probe {
-                    labels: vec![],
-                    dst: *dst,
-                    sport: 1000 + i * 7,
-                },
-                Target::Lsp(l) => Probe {
-                    labels: vec![*l],
-                    dst: Ipv4Addr::new(172, 16, 0, 1),
-                    sport: 1000 + i * 7,
-                },
-            })
-            .collect()
-    }
-}
-
-const LSPS: &[&str] = &[
-    "mpls lsp 100 10.0.1.2 200",
-    "mpls lsp 101 10.0.2.2 implicit-null",
-    "mpls lsp 102 10.0.1.2 300",
-    "mpls lsp 102 10.0.2.2 301",
-];
-
-const TARGETS: &[Target] = &[
-    Target::Prefix("192.0.2.0/24", Ipv4Addr::new(192, 0, 2, 10)),
-    Target::Prefix("198.51.100.0/24", Ipv4Addr::new(198, 51, 100, 10)),
-    Target::Prefix("203.0.113.0/24", Ipv4Addr::new(203, 0, 113, 10)),
-    Target::Lsp(100),
-    Target::Lsp(101),
-    Target::Lsp(102),
-];
-
-fn world() -> World {
-    let ports = [("port0", "in"), ("port1", "out1"), ("port2", "out2")];
-    let subnets = [("10.0.0", "in"), ("10.0.1", "out1"), ("10.0.2", "out2")];
-    World {
-        ports: ports
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-        macs: router::NEIGHBORS
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-        subnet_port: subnets
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-    }
-}
-
-/// FRR's current answer for every target.
-fn oracle(frr: &Frr) -> Vec<Expect> {
-    let (routes, lsps) = (
-        frr.json("show ip route json"),
-        frr.json("show mpls table json"),
-    );
-    let w = world();
-    TARGETS
-        .iter()
-        .map(|t| match t {
-            Target::Prefix(p, _) => w.ipv4(&routes, p),
-            Target::Lsp(l) => w.lsp(&lsps, *l),
-        })
-        .collect()
-}
-
-/// One probe round over all targets, checked against `expect`.
-fn round(prober: &mut Prober, expect: &[Expect]) -> Result<(), String> {
-    let probes: Vec<Vec<Probe>> = TARGETS.iter().map(Target::probes).collect();
-    let flat: Vec<Probe> = probes.iter().flatten().cloned().collect();
-    let seen = prober.round(&flat)?;
-    let mut at = 0;
-    let mut errors = Vec::new();
-    for ((t, p), e) in TARGETS.iter().zip(&probes).zip(expect) {
-        if let Err(msg) = check(&t.name(), e, &seen[at..at + p.len()]) {
-            errors.push(msg);
-        }
-        at += p.len();
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("\n"))
-    }
-}
-
-/// Waits until the router forwards every target exactly as `expect` (bounded).
-fn converge(prober: &mut Prober, expect: &[Expect], what: &str, limit: Duration) -> Duration {
-    let start = Instant::now();
-    wait_until(what, limit, || round(prober, expect));
-    start.elapsed()
-}
-
-/// Polls FRR until its `show` output satisfies `ok` (FRR itself has applied the config).
-fn frr_settled(frr: &Frr, what: &str, ok: impl Fn(&[Expect]) -> bool) -> Vec<Expect> {
-    wait_until(what, Duration::from_secs(20), || {
-        let e = oracle(frr);
-        if ok(&e) {
-            Ok(e)
-        } else {
-            Err(format!("{e:?}\n{}", frr.logs()))
-        }
-    })
-}
-
-fn all_dropped(n: usize) -> Vec<Expect> {
-    vec![Expect::Dropped; n]
-}
-
-/// The probe layout with FRR: the router (outputs to Linux hosts, answering ARP or not)
-/// and a prober; zebra (with `LSPS` in its config) and staticd running. Fields drop in
-/// order: router, then hosts, then FRR.
-struct Lab {
-    router: Router,
-    prober: Prober,
-    hosts: Hosts,
-    frr: Frr,
-}
-
-fn lab(tag: &str, hold: Duration, answer_arp: bool, routes: &str) -> Lab {
-    let mut frr = Frr::new(
-        tag,
-        &ports(),
-        FrrConfig {
-            fpm_port: 2620,
-            next_hop_groups: true,
-            // zebra's own config: a restarted zebra reads these LSPs again.
-            zebra: LSPS.join("\n"),
-            staticd: String::new(),
-        },
-    );
-    let fpm = format!(
-        "{{listen: 127.0.0.1:2620, hold_time_s: {}, resync_settle_ms: 1500, \
-         interfaces: {{port0: in, port1: out1, port2: out2}}}}",
-        hold.as_secs()
-    );
-    let dir = frr.dir.clone();
-    let mut hosts = Hosts::new(&format!("frr{tag}"));
-    let ports = router::probe_ports(&frr.ns, &dir, &mut hosts, &mut frr.others, answer_arp);
-    let router = Router::start(&frr.ns, &dir, &ports, &fpm, routes);
-    let outputs = ["out1", "out2"]
-        .iter()
-        .map(|p| (p.to_string(), frr.path(&format!("{p}.pcap"))))
-        .collect();
-    let controls = [0, 1].map(|k| Probe {
-        labels: vec![],
-        dst: Ipv4Addr::new(100, 64, k, 1),
-        sport: 7,
-    });
-    let mut prober = Prober::new(&frr.ns, "inj0", outputs, controls.to_vec());
-    // The router learns the hosts' MACs (ARP) before the first measured round.
-    wait_until(
-        "the control routes forward",
-        Duration::from_secs(15),
-        || prober.round(&[]).map(|_| ()),
-    );
-    frr.start_zebra();
-    frr.start_staticd();
-    Lab {
-        router,
-        prober,
-        hosts,
-        frr,
-    }
 }
 
 /// FRR's static routes (one next hop, ECMP, `label` push) and static LSPs (swap, pop,
