@@ -445,7 +445,6 @@ fn ping_flood_loses_nothing_through_zebra_kill_and_restart() {
 /// The routes file's static neighbours serve FPM routes' next hops too: the hosts behind
 /// the router do not answer ARP here, so FRR's routes forward only with those MACs.
 #[test]
-#[ignore = "h-fpm (7df860b..dea489b) takes FPM next hop MACs from ARP only, not from the routes file's static neighbours"]
 fn static_neighbours_serve_fpm_next_hops() {
     let _serial = serial();
     if skip_router() {
