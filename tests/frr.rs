@@ -478,3 +478,23 @@ fn static_neighbours_serve_fpm_next_hops() {
         Duration::from_secs(15),
     );
 }
+
+/// The example router config of the README's "Running with FRR" is valid.
+#[test]
+fn example_fpm_router_config_checks() {
+    if let Some(why) = router::fpm_unsupported() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let out = std::process::Command::new(common::bin())
+        .args(["check", "dpdk-config/frr/mplsrouter-fpm.yaml"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
