@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   # build: DPDK headers and libraries (pkg-config finds libdpdk), bindgen's libclang
   libdpdk-dev dpdk dpdk-dev pkg-config clang libclang-dev libpcap-dev build-essential
+  # FRR: zebra (+ dplane_fpm_nl), staticd, vtysh for the FPM end-to-end test (tests/frr.rs)
+  frr
   # test tools: independent decoders and traffic, Linux hosts in namespaces
   tshark python3-scapy iproute2 iputils-ping traceroute tcpdump procps psmisc ethtool
   # metrics oracle: promtool and a Prometheus server
