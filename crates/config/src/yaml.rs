@@ -410,17 +410,16 @@ mod tests {
     #[test]
     fn an_alias_bomb_is_refused_before_it_is_expanded() {
         let bomb = alias_bomb();
-        let t = std::time::Instant::now();
         let e = parse(&bomb).unwrap_err();
         assert_eq!(e.kind, SyntaxKind::AliasExpansion, "{e:?}");
-        // Refused at a deep level (an alias, or the list holding them), in no time.
+        // Refused at a deep level (an alias, or the list holding them): the kind says the
+        // expansion budget stopped it (no wall-clock bound: the suite runs on busy boxes).
         assert!(e.mark.line >= 5, "{e:?}");
         let line = bomb.lines().nth(e.mark.line as usize - 1).unwrap();
         assert!(
             matches!(line.as_bytes()[e.mark.col as usize - 1], b'*' | b'['),
             "{e:?}"
         );
-        assert!(t.elapsed() < std::time::Duration::from_secs(1));
         // Many small aliases, each cheap: the count is bounded too.
         let many: String = std::iter::once("x: &x 1\nl:\n".to_string())
             .chain((0..MAX_ALIASES + 1).map(|_| "  - *x\n".to_string()))
