@@ -468,6 +468,27 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
     );
     send_round(&net, &dir, 1000);
 
+    // 1b. The routes file stops naming 203.0.113.0/24: the FPM route comes back; then
+    // the file names it again and wins again.
+    let reloads = |o: &str| o.matches("reload: generation").count();
+    let before = reloads(&out());
+    let without = routes.replace(
+        "ipv4:\n  - {prefix: 203.0.113.0/24, via: 10.0.1.2, push: [777]}\n",
+        "",
+    );
+    assert_ne!(without, routes);
+    std::fs::write(dir.path("routes.yaml"), &without).unwrap();
+    wait_for(
+        || reloads(&out()) > before,
+        "the reload without 203.0.113.0/24",
+    );
+    send_round(&net, &dir, 1500);
+    std::fs::write(dir.path("routes.yaml"), routes).unwrap();
+    wait_for(
+        || reloads(&out()) > before + 1,
+        "the reload with 203.0.113.0/24",
+    );
+
     // 2. zebra restarts: a new connection resends only part of the table.
     fpm.close();
     wait_for(|| out().contains("fpm: disconnected"), "the disconnect");
@@ -595,6 +616,9 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
         [labels(&[300]), labels(&[301])].into_iter().collect(),
         "{s:?}"
     );
+    // While the file did not name 203.0.113.0/24, FPM's route for it forwarded.
+    assert_eq!(at(1501), Some(labels(&[999])), "{s:?}");
+    assert_eq!(at(1500), Some(labels(&[100, 200])));
     // Session 2 after the resync: changed route, kept swap; the rest swept.
     assert_eq!(at(2000), Some(labels(&[101])));
     assert_eq!(at(2001), Some(labels(&[777])));

@@ -52,9 +52,10 @@ impl MsgError {
     }
 }
 
-/// Every error label: the message errors above, then the framing errors (which close
-/// the session) and a frame cut by a closed connection.
-pub const ERROR_REASONS: [&str; 17] = [
+/// Every error label: the message errors above, `unknown_attribute` (counted, ignored:
+/// the message is applied), then the framing errors (which close the session) and a
+/// frame cut by a closed connection.
+pub const ERROR_REASONS: [&str; 18] = [
     "truncated_netlink",
     "malformed_route",
     "malformed_nexthop",
@@ -68,6 +69,7 @@ pub const ERROR_REASONS: [&str; 17] = [
     "unknown_nexthop_group",
     "mixed_label_ops",
     "empty_nexthop_group",
+    "unknown_attribute",
     "bad_version",
     "bad_type",
     "short_length",

@@ -38,6 +38,7 @@ pub fn align4(n: usize) -> usize {
 pub struct Messages<'a> {
     rest: &'a [u8],
     limits: Limits,
+    unknown: u32,
 }
 
 impl<'a> Messages<'a> {
@@ -45,8 +46,38 @@ impl<'a> Messages<'a> {
         Messages {
             rest: payload,
             limits,
+            unknown: 0,
         }
     }
+
+    /// Top-level attributes of a type this router does not know, in the messages so far
+    /// (they are ignored; the message is still applied).
+    pub fn unknown_attributes(&self) -> u32 {
+        self.unknown
+    }
+}
+
+/// Bytes of `struct rtmsg`.
+const RTMSG_LEN: usize = 12;
+/// Highest route attribute type known (`RTA_FLOWLABEL`) and next-hop attribute type
+/// (`NHA_OP_FLAGS`).
+const RTA_MAX_KNOWN: u16 = 31;
+const NHA_MAX_KNOWN: u16 = 14;
+
+/// Counts the top-level attributes of a route or next-hop body beyond the known types.
+fn unknown_attributes(kind: u16, body: &[u8]) -> u32 {
+    let (skip, max) = match kind {
+        RTM_NEWROUTE | RTM_DELROUTE => (RTMSG_LEN, RTA_MAX_KNOWN),
+        RTM_NEWNEXTHOP | RTM_DELNEXTHOP => (crate::nexthop::NHMSG_LEN, NHA_MAX_KNOWN),
+        _ => return 0,
+    };
+    let Some(attrs) = body.get(skip..) else {
+        return 0;
+    };
+    Attrs::new(attrs)
+        .map_while(Result::ok)
+        .filter(|&(t, _)| t == 0 || t > max)
+        .count() as u32
 }
 
 impl Iterator for Messages<'_> {
@@ -72,7 +103,11 @@ impl Iterator for Messages<'_> {
         let kind = u16::from_ne_bytes([r[off::TYPE], r[off::TYPE + 1]]);
         let body = &r[NLMSG_HDR_LEN..claimed as usize];
         self.rest = &r[align4(claimed as usize).min(r.len())..];
-        Some(decode(kind, body, self.limits))
+        let m = decode(kind, body, self.limits);
+        if m.is_ok() {
+            self.unknown += unknown_attributes(kind, body);
+        }
+        Some(m)
     }
 }
 

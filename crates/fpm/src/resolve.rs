@@ -54,7 +54,7 @@ pub fn resolve(
         },
     };
     match key {
-        Key::Ipv4 { .. } => ipv4(&paths, ports),
+        Key::Ipv4 { addr, .. } => ipv4(addr, &paths, ports),
         Key::Label(_) => label(&paths, ports),
     }
 }
@@ -113,10 +113,12 @@ fn hop(p: &Path, ports: &PortMap) -> Result<Hop, MsgError> {
     })
 }
 
-fn ipv4(paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> {
+/// An interface route (no gateway) goes to the port of its ifindex, or else to the port
+/// whose subnet holds the prefix (zebra's connected routes for the ports' own subnets).
+fn ipv4(addr: u32, paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> {
     if let [p] = paths {
         if p.gateway.is_none() && p.labels.is_empty() {
-            return match ports.port_for(None, p.ifindex) {
+            return match ports.port_for(Some(addr), p.ifindex) {
                 Some(port) => Ok(Target::Connected { port }),
                 None => Err(MsgError::NoPort {
                     gateway: "none".into(),

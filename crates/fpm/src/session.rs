@@ -243,7 +243,11 @@ impl Session {
                 }
             };
             self.stats.frames += 1;
-            let msgs: Vec<_> = Messages::new(frame, self.cfg.limits).collect();
+            let mut it = Messages::new(frame, self.cfg.limits);
+            let msgs: Vec<_> = it.by_ref().collect();
+            for _ in 0..it.unknown_attributes() {
+                self.stats.error("unknown_attribute");
+            }
             for m in msgs {
                 match m {
                     Ok(m) => self.apply(m),

@@ -215,3 +215,18 @@ fn malformed_nexthops_are_refused() {
         Err(MsgError::MalformedNexthop(_))
     ));
 }
+
+#[test]
+fn unknown_attributes_are_counted_and_the_message_still_decodes() {
+    let body = RouteBody::Paths(vec![path(ip(10, 0, 0, 2), 4, &[], 1)]);
+    let mut m = encode::route(v4(7, 0, 0, 0, 8), Some(&body));
+    // Append attribute type 200 (unknown) and fix the netlink length.
+    m.extend_from_slice(&8u16.to_ne_bytes());
+    m.extend_from_slice(&200u16.to_ne_bytes());
+    m.extend_from_slice(&[1, 2, 3, 4]);
+    let len = m.len() as u32;
+    m[..4].copy_from_slice(&len.to_ne_bytes());
+    let mut it = Messages::new(&m, LIM);
+    assert_eq!(it.next(), Some(Ok(new_route(v4(7, 0, 0, 0, 8), body))));
+    assert_eq!(it.unknown_attributes(), 1);
+}

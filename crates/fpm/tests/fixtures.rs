@@ -27,6 +27,10 @@ fn session(now: Instant) -> Session {
 }
 
 fn session_with(now: Instant, resync_min: Duration) -> Session {
+    session_map(now, resync_min, HashMap::from([(3, 0), (5, 1), (7, 2)]))
+}
+
+fn session_map(now: Instant, resync_min: Duration, by_ifindex: HashMap<u32, u16>) -> Session {
     let ports = (0..3u8)
         .map(|i| PortSubnets {
             id: i as u16,
@@ -39,11 +43,7 @@ fn session_with(now: Instant, resync_min: Duration) -> Session {
         resync_min,
         limits: Limits { max_labels: 8 },
     };
-    Session::new(
-        cfg,
-        PortMap::new(ports, HashMap::from([(3, 0), (5, 1), (7, 2)])),
-        now,
-    )
+    Session::new(cfg, PortMap::new(ports, by_ifindex), now)
 }
 
 fn apply(t: &mut Table, s: &mut Session) -> usize {
@@ -59,8 +59,12 @@ fn apply(t: &mut Table, s: &mut Session) -> usize {
 
 /// The table after each part of connection 1 of `scenario`.
 fn replay(scenario: &str) -> Vec<Table> {
+    replay_with(scenario, HashMap::from([(3, 0), (5, 1), (7, 2)]))
+}
+
+fn replay_with(scenario: &str, by_ifindex: HashMap<u32, u16>) -> Vec<Table> {
     let mut now = Instant::now();
-    let mut s = session(now);
+    let mut s = session_map(now, Duration::ZERO, by_ifindex);
     s.connect(now);
     let mut t = Table::new();
     let mut out = Vec::new();
@@ -365,5 +369,23 @@ fn g_restart_in_two_waves_keeps_the_routes_of_the_second_wave() {
             flaps.contains(&(v4(192, 0, 2, 0, 24), true)),
             "{scenario}: {flaps:?}"
         );
+    }
+}
+
+/// Without `fpm.interfaces` the ports' subnets place every next hop (gateways) and
+/// zebra's connected routes (their prefixes): the same tables.
+#[test]
+fn subnet_mapping_alone_gives_the_same_tables() {
+    for sc in [
+        "a-static",
+        "b-ecmp",
+        "c-push",
+        "d-lsp",
+        "h-blackhole",
+        "i-replace",
+    ] {
+        for v in [sc.to_string(), format!("{sc}-nonhg")] {
+            assert_eq!(replay_with(&v, HashMap::new()), replay(&v), "{v}");
+        }
     }
 }

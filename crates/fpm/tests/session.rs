@@ -47,6 +47,14 @@ fn routes_resolve_to_ports_by_ifindex_or_subnet() {
             weight: 1,
         }]),
     );
+    // zebra's connected route of port 0's subnet, on an unmapped ifindex.
+    let iface = Path {
+        gateway: None,
+        ifindex: 3,
+        labels: vec![],
+        weight: 1,
+    };
+    h.route(v4(10, 0, 0, 0, 24), paths(&[iface]));
     assert_eq!(
         h.changes(),
         vec![
@@ -63,6 +71,7 @@ fn routes_resolve_to_ports_by_ifindex_or_subnet() {
             ),
             (v4(3, 0, 0, 0, 8), Some(Target::Drop)),
             (v4(4, 0, 0, 0, 8), Some(Target::Connected { port: 1 })),
+            (v4(10, 0, 0, 0, 24), Some(Target::Connected { port: 0 })),
         ]
     );
 }
