@@ -11,12 +11,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
 use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
 use crate::idle::{Backoff, IdleStep};
+use crate::punt::PuntQueues;
 use crate::spec::IdlePolicy;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
@@ -55,8 +56,9 @@ pub struct Worker<F: Forwarder> {
     pub idle: IdlePolicy,
     pub burst: usize,
     pub forwarder: F,
-    /// The slow path's bounded queue; a full queue drops (counted), never blocks.
-    pub punt: Sender<Punted>,
+    /// The slow path's bounded queues (control traffic and data, [`crate::punt`]); a full
+    /// queue drops (counted), never blocks.
+    pub punt: PuntQueues,
     /// Frames the slow path wants sent (only one worker gets this queue).
     pub inject: Option<Receiver<Injected>>,
 }
@@ -145,9 +147,9 @@ impl<F: Forwarder> Worker<F> {
                     };
                     match self.punt.try_send(p) {
                         Ok(()) => slow += 1,
-                        Err(e) => {
+                        Err(p) => {
                             overflow += 1;
-                            drop(e.into_inner());
+                            drop(p);
                         }
                     }
                 }

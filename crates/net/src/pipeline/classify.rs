@@ -36,3 +36,12 @@ pub(crate) fn classify(cfg: &PipelineConfig, data: &[u8], originate: bool, w: &m
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
 }
+
+/// Whether an IPv4 multicast destination is link-local control traffic (224.0.0.0/24:
+/// OSPF 224.0.0.5/6, LDP hellos 224.0.0.2, ...) that the slow path hands to the port's
+/// control interface, rather than multicast to drop (the router does not forward
+/// multicast). The one place that decides it.
+#[inline]
+pub(crate) fn is_control_multicast(dst: u32) -> bool {
+    dst >> 8 == 0xe0_00_00
+}
