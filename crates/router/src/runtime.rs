@@ -301,6 +301,9 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     drop(rcu);
     let mbufs_leaked = pool.in_use().saturating_sub(baseline_in_use);
     reporter.summary(elapsed, &totals, &port_stats, mbufs_leaked);
+    if let Some(c) = &cpif {
+        println!("{}", c.stats.summary());
+    }
     drop(pool);
     drop(eal);
     if let Some(e) = failures.into_iter().next() {

@@ -55,3 +55,24 @@ impl CpifStats {
         self.down_dropped[why as usize].load(Relaxed)
     }
 }
+
+impl CpifStats {
+    /// One line for the run's summary.
+    pub fn summary(&self) -> String {
+        let drops: Vec<String> = DownDrop::ALL
+            .iter()
+            .filter(|d| self.dropped(**d) > 0)
+            .map(|d| format!("{}={}", d.as_str(), self.dropped(*d)))
+            .collect();
+        format!(
+            "control interfaces: up {} (failed {}), down {} sent {} dropped [{}], lost {} recreated {}",
+            self.up.load(Relaxed),
+            self.up_failed.load(Relaxed),
+            self.down.load(Relaxed),
+            self.down_sent.load(Relaxed),
+            if drops.is_empty() { "none".into() } else { drops.join(" ") },
+            self.lost.load(Relaxed),
+            self.recreated.load(Relaxed),
+        )
+    }
+}

@@ -14,18 +14,18 @@ use super::stats::CpifStats;
 /// Why a control interface could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum CpifError {
-    #[error("port {port:?}: cannot create control interface {name:?}: {source}\n  hint: {hint}")]
+    #[error("port {port:?}: cannot create control interface {name:?}: {error}\n  hint: {hint}")]
     Create {
         port: String,
         name: String,
-        source: io::Error,
+        error: io::Error,
         hint: &'static str,
     },
-    #[error("port {port:?}: control interface {name:?}: {source}")]
+    #[error("port {port:?}: control interface {name:?}: {error}")]
     Configure {
         port: String,
         name: String,
-        source: LinkError,
+        error: LinkError,
     },
 }
 
@@ -88,16 +88,16 @@ pub struct ControlIfaces {
 
 /// Creates and configures one TAP; its ifindex.
 fn open(c: &ControlIfaceConfig, port: &PortIface) -> Result<(File, u32), CpifError> {
-    let f = dpdk::tap::open_tap(&c.name).map_err(|source| CpifError::Create {
+    let f = dpdk::tap::open_tap(&c.name).map_err(|error| CpifError::Create {
         port: port.name.clone(),
         name: c.name.clone(),
-        hint: hint(&source),
-        source,
+        hint: hint(&error),
+        error,
     })?;
-    let ifindex = link::configure(&c.name, port).map_err(|source| CpifError::Configure {
+    let ifindex = link::configure(&c.name, port).map_err(|error| CpifError::Configure {
         port: port.name.clone(),
         name: c.name.clone(),
-        source,
+        error,
     })?;
     Ok((f, ifindex))
 }
