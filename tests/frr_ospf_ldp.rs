@@ -1,0 +1,470 @@
+//! The whole box with real FRR: namespaces A and B run zebra, ospfd and ldpd on veths;
+//! namespace R runs mplsrouter (af_packet ports facing A and B, control interfaces
+//! `mr-a` and `mr-b`) and its own zebra (`dplane_fpm_nl` -> the router's FPM listener),
+//! ospfd and ldpd on those control interfaces. FRR's `show ... json` is the oracle for
+//! the protocols; a labelled frame sent from B with the label R advertised for A's
+//! loopback must come out towards A popped (A advertises implicit null), seen by a
+//! capture in A decoded by tshark, and the same from A towards B.
+//!
+//! Needs root and Debian's frr (tests/frr/harness.rs); skipped with a message otherwise.
+
+mod common;
+#[path = "frr/harness.rs"]
+mod harness;
+
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use harness::{sh, unavailable, wait_until, Frr, FrrConfig};
+use serde_json::Value;
+
+const FPM_PORT: u16 = 2625;
+
+/// One side of the topology: a name, its link address, loopback and OSPF networks.
+struct Side {
+    frr: Frr,
+    link: &'static str,
+    ip: &'static str,
+    lo: &'static str,
+}
+
+fn frr_config() -> FrrConfig {
+    FrrConfig {
+        fpm_port: FPM_PORT,
+        next_hop_groups: true,
+        zebra: String::new(),
+        staticd: String::new(),
+    }
+}
+
+/// A veth `a`@`ns_a` <-> `b`@`ns_b`, up, checksum offload off (af_packet reads whole
+/// checksums).
+fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) {
+    sh(&[
+        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
+    ]);
+    for (ns, i) in [(ns_a, a), (ns_b, b)] {
+        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+        sh(&[
+            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
+        ]);
+    }
+}
+
+fn ospfd_conf(rid: &str, ifs: &[&str], nets: &[&str]) -> String {
+    let mut s = "hostname ospfd\n".to_string();
+    for i in ifs {
+        s += &format!(
+            "interface {i}\n ip ospf network point-to-point\n ip ospf hello-interval 1\n \
+             ip ospf dead-interval 4\n!\n"
+        );
+    }
+    s += &format!("router ospf\n ospf router-id {rid}\n timers throttle spf 0 50 200\n");
+    for n in nets {
+        s += &format!(" network {n} area 0\n");
+    }
+    s
+}
+
+fn ldpd_conf(rid: &str, transport: &str, ifs: &[&str]) -> String {
+    let mut s = format!(
+        "hostname ldpd\nmpls ldp\n router-id {rid}\n discovery hello holdtime 3\n \
+         discovery hello interval 1\n address-family ipv4\n  discovery transport-address {transport}\n"
+    );
+    for i in ifs {
+        s += &format!("  interface {i}\n  exit\n");
+    }
+    s + " exit-address-family\n exit\n"
+}
+
+fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
+         ports:\n\
+         \x20 - {{name: a, vdev: \"net_af_packet_{prefix}a,iface=r-a\", addresses: [10.0.1.2/24], control_interface: mr-a}}\n\
+         \x20 - {{name: b, vdev: \"net_af_packet_{prefix}b,iface=r-b\", addresses: [10.0.0.2/24], control_interface: mr-b}}\n\
+         metrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n\
+         fpm: {{listen: 127.0.0.1:{FPM_PORT}, resync_settle_ms: 200}}\n"
+    );
+    let p = dir.join("router.yaml");
+    std::fs::write(&p, cfg).unwrap();
+    p
+}
+
+fn file_contains(p: &std::path::Path, what: &str) -> Result<(), String> {
+    let s = std::fs::read_to_string(p).unwrap_or_default();
+    if s.contains(what) {
+        Ok(())
+    } else {
+        Err(s)
+    }
+}
+
+/// Builds A - R - B with addresses, the router running in R; no FRR daemon yet.
+fn topology() -> (Side, Side, Frr) {
+    let a = Frr::new("oa", &[], frr_config());
+    let b = Frr::new("ob", &[], frr_config());
+    let mut r = Frr::new("or", &[], frr_config());
+    veth(&a.ns, "a-r", &r.ns, "r-a");
+    veth(&b.ns, "b-r", &r.ns, "r-b");
+    for (f, i, ip, lo, gw) in [
+        (&a, "a-r", "10.0.1.1/24", "10.255.0.1/32", "10.0.1.2"),
+        (&b, "b-r", "10.0.0.1/24", "10.255.0.3/32", "10.0.0.2"),
+    ] {
+        sh(&["ip", "-n", &f.ns, "addr", "add", ip, "dev", i]);
+        sh(&["ip", "-n", &f.ns, "addr", "add", lo, "dev", "lo"]);
+        // zebra's kernel writes are swallowed by the shim: the hosts reach R's LDP
+        // transport address by a kernel default route.
+        sh(&["ip", "-n", &f.ns, "route", "add", "default", "via", gw]);
+        f.add_mpls_conf(i);
+    }
+    // The veths the af_packet ports wrap are kernel interfaces of R too: they must not
+    // answer ARP or take packets for the control interfaces' addresses.
+    for i in ["r-a", "r-b"] {
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &r.ns,
+            "sysctl",
+            "-qw",
+            &format!("net.ipv4.conf.{i}.arp_ignore=1"),
+            &format!("net.ipv4.conf.{i}.rp_filter=1"),
+        ]);
+    }
+    let log = r.path("router.out");
+    let child: Child = r
+        .exec(&[
+            common::bin().to_str().unwrap(),
+            "run",
+            "--stats-interval",
+            "0",
+        ])
+        .args(["--duration", "110", "--config"])
+        .arg(router_config(&r.dir, &r.ns))
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::from(
+            std::fs::File::create(r.path("router.err")).unwrap(),
+        ))
+        .spawn()
+        .expect("start mplsrouter");
+    r.others.push(child);
+    wait_until("the router's FPM listener", Duration::from_secs(20), || {
+        file_contains(&log, "fpm: listening")
+            .map_err(|o| o + &std::fs::read_to_string(r.path("router.err")).unwrap_or_default())
+    });
+    for i in ["mr-a", "mr-b"] {
+        r.add_mpls_conf(i);
+    }
+    let side = |frr, link, ip, lo| Side { frr, link, ip, lo };
+    (
+        side(a, "a-r", "10.0.1.1", "10.255.0.1"),
+        side(b, "b-r", "10.0.0.1", "10.255.0.3"),
+        r,
+    )
+}
+
+/// Starts zebra, ospfd and ldpd everywhere.
+fn start_frr(a: &mut Side, b: &mut Side, r: &mut Frr) {
+    for s in [&mut *a, &mut *b] {
+        let net = format!("{}.0/24", s.ip.rsplit_once('.').unwrap().0);
+        s.frr.start_zebra();
+        s.frr.start_daemon(
+            "ospfd",
+            &ospfd_conf(s.lo, &[s.link], &[&net, &format!("{}/32", s.lo)]),
+        );
+        s.frr
+            .start_daemon("ldpd", &ldpd_conf(s.lo, s.ip, &[s.link]));
+    }
+    r.start_zebra();
+    r.start_daemon(
+        "ospfd",
+        &ospfd_conf(
+            "10.255.0.2",
+            &["mr-a", "mr-b"],
+            &["10.0.1.0/24", "10.0.0.0/24"],
+        ),
+    );
+    r.start_daemon(
+        "ldpd",
+        &ldpd_conf("10.255.0.2", "10.0.1.2", &["mr-a", "mr-b"]),
+    );
+}
+
+fn all_logs(frrs: &[&Frr]) -> String {
+    let mut s = String::new();
+    for f in frrs {
+        s += &format!("===== {}\n{}", f.ns, f.logs());
+    }
+    let r = frrs[frrs.len() - 1];
+    for f in ["router.out", "router.err"] {
+        let t = std::fs::read_to_string(r.path(f)).unwrap_or_default();
+        let tail: Vec<&str> = t.lines().rev().take(40).collect();
+        s += &format!(
+            "--- {f}\n{}\n",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+    s
+}
+
+/// Router ids of R's OSPF neighbours in state Full.
+fn ospf_full(r: &Frr) -> Vec<String> {
+    let j = r.json("show ip ospf neighbor json");
+    let mut full = Vec::new();
+    if let Some(m) = j["neighbors"].as_object() {
+        for (id, entries) in m {
+            let states = entries.as_array().cloned().unwrap_or_default();
+            let is_full = states.iter().any(|e| {
+                ["nbrState", "state"]
+                    .iter()
+                    .any(|k| e[k].as_str().is_some_and(|s| s.starts_with("Full")))
+            });
+            if is_full {
+                full.push(id.clone());
+            }
+        }
+    }
+    full.sort();
+    full
+}
+
+/// LSR ids of R's LDP neighbours in state Operational.
+fn ldp_operational(r: &Frr) -> Vec<String> {
+    let j = r.json("show mpls ldp neighbor json");
+    let mut up: Vec<String> = j["neighbors"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| {
+            n["state"]
+                .as_str()
+                .is_some_and(|s| s.eq_ignore_ascii_case("operational"))
+        })
+        .filter_map(|n| n["neighborId"].as_str().map(str::to_owned))
+        .collect();
+    up.sort();
+    up
+}
+
+fn label_of(v: &Value) -> Option<u32> {
+    match v {
+        Value::Number(n) => n.as_u64().map(|x| x as u32),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The label R advertises for `prefix` (its local binding in use), and the label the
+/// downstream neighbour gave (`imp-null` as 3).
+fn binding(r: &Frr, prefix: &str) -> Result<(u32, u32), String> {
+    let j = r.json("show mpls ldp binding json");
+    let list = j["bindings"].as_array().cloned().unwrap_or_default();
+    list.iter()
+        .filter(|b| b["prefix"].as_str() == Some(prefix))
+        .filter(|b| b["inUse"].as_u64() == Some(1) || b["inUse"].as_bool() == Some(true))
+        .find_map(|b| {
+            let local = label_of(&b["localLabel"])?;
+            let remote = match b["remoteLabel"].as_str() {
+                Some("imp-null") => Some(3),
+                _ => label_of(&b["remoteLabel"]),
+            }?;
+            Some((local, remote))
+        })
+        .ok_or_else(|| format!("no binding in use for {prefix}: {j}"))
+}
+
+fn mac(ns: &str, ifname: &str) -> String {
+    sh(&[
+        "ip",
+        "netns",
+        "exec",
+        ns,
+        "cat",
+        &format!("/sys/class/net/{ifname}/address"),
+    ])
+    .trim()
+    .to_string()
+}
+
+/// A frame with `label` (S=1, TTL 64) over an ICMP echo `src` -> `dst`, id 0x4d52, sent
+/// raw from `ifname` in `ns` to `dst_mac`, `count` times 100 ms apart.
+const SENDER: &str = r#"
+import socket, struct, sys, time
+ifname, dst_mac, label, src, dst, count = sys.argv[1:7]
+def csum(b):
+    if len(b) % 2: b += b'\0'
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff); s += s >> 16
+    return (~s) & 0xffff
+icmp = struct.pack('!BBHHH', 8, 0, 0, 0x4d52, 1) + b'mplsrouter-cpif-probe'
+icmp = icmp[:2] + struct.pack('!H', csum(icmp)) + icmp[4:]
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(icmp), 1, 0, 64, 1, 0,
+                 socket.inet_aton(src), socket.inet_aton(dst))
+ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((ifname, 0))
+mine = open('/sys/class/net/%s/address' % ifname).read().strip()
+eth = bytes.fromhex(dst_mac.replace(':', '')) + bytes.fromhex(mine.replace(':', '')) + b'\x88\x47'
+mpls = struct.pack('!I', (int(label) << 12) | 0x100 | 64)
+for _ in range(int(count)):
+    s.send(eth + mpls + ip + icmp); time.sleep(0.1)
+"#;
+
+/// Sends labelled probes from `from` to `to`'s loopback with `label` until a capture on
+/// `to`'s link shows them; returns the decoded probes.
+fn probe_through(
+    from: &Side,
+    to: &Side,
+    r: &Frr,
+    label: u32,
+    r_port: &str,
+    logs: &dyn Fn() -> String,
+) -> Vec<common::Decoded> {
+    let pcap = to.frr.path("capture.pcap");
+    let _ = std::fs::remove_file(&pcap);
+    let cap = to
+        .frr
+        .exec(&[
+            "tcpdump",
+            "-i",
+            to.link,
+            "-U",
+            "-w",
+            pcap.to_str().unwrap(),
+            "icmp or mpls",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let dst_mac = mac(&r.ns, r_port);
+    let fields = [
+        "eth.src",
+        "mpls.label",
+        "ip.src",
+        "ip.dst",
+        "icmp.ident",
+        "icmp.type",
+    ];
+    let found = wait_until_or(Duration::from_secs(20), || {
+        let out = from
+            .frr
+            .exec(&[
+                "python3",
+                "-c",
+                SENDER,
+                from.link,
+                &dst_mac,
+                &label.to_string(),
+                from.ip,
+                to.lo,
+                "3",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let got: Vec<common::Decoded> = common::tshark(&pcap, &fields)
+            .into_iter()
+            .filter(|d| {
+                d.get("ip.dst") == to.lo
+                    && d.get("icmp.type") == "8"
+                    && matches!(d.get("icmp.ident"), "19794" | "0x4d52")
+            })
+            .collect();
+        (!got.is_empty()).then_some(got)
+    });
+    harness::stop(cap, false);
+    found.unwrap_or_else(|| {
+        panic!(
+            "no labelled probe {} -> {} with label {label} came out of R\n{}",
+            from.ip,
+            to.lo,
+            logs()
+        )
+    })
+}
+
+fn wait_until_or<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+    }
+}
+
+#[test]
+fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_path() {
+    if let Some(why) = unavailable() {
+        eprintln!("SKIPPED: FRR tests {why}");
+        return;
+    }
+    let (mut a, mut b, mut r) = topology();
+    start_frr(&mut a, &mut b, &mut r);
+    let logs = || all_logs(&[&a.frr, &b.frr, &r]);
+
+    let want = vec!["10.255.0.1".to_string(), "10.255.0.3".to_string()];
+    let ok = wait_until_or(Duration::from_secs(40), || {
+        let f = ospf_full(&r);
+        (f == want).then_some(()).or_else(|| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        })
+    });
+    assert!(
+        ok.is_some(),
+        "OSPF never Full with A and B: {:?}\n{}",
+        ospf_full(&r),
+        logs()
+    );
+    let ok = wait_until_or(Duration::from_secs(40), || {
+        (ldp_operational(&r) == want).then_some(()).or_else(|| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        })
+    });
+    assert!(
+        ok.is_some(),
+        "LDP never Operational with A and B: {:?}\n{}",
+        ldp_operational(&r),
+        logs()
+    );
+
+    // R's labels for the loopbacks, each learned from the owner as implicit null.
+    let mut labels = Vec::new();
+    for lo in ["10.255.0.1/32", "10.255.0.3/32"] {
+        let l = wait_until_or(Duration::from_secs(20), || {
+            binding(&r, lo).ok().or_else(|| {
+                std::thread::sleep(Duration::from_millis(250));
+                None
+            })
+        });
+        let (local, remote) = l.unwrap_or_else(|| panic!("{:?}\n{}", binding(&r, lo), logs()));
+        assert_eq!(remote, 3, "{lo}: the owner advertises implicit null");
+        assert!(local >= 16, "{lo}: R advertises a real label, got {local}");
+        labels.push(local);
+    }
+
+    // The data path: a frame labelled for A's loopback, sent by B, leaves R popped.
+    let got = probe_through(&b, &a, &r, labels[0], "r-b", &logs);
+    let r_a = mac(&r.ns, "r-a");
+    for d in &got {
+        assert_eq!(d.get("mpls.label"), "", "popped (PHP): {d:?}");
+        assert_eq!(d.get("eth.src"), r_a, "sent by R's port towards A: {d:?}");
+        assert_eq!(d.get("ip.src"), b.ip);
+    }
+    let got = probe_through(&a, &b, &r, labels[1], "r-a", &logs);
+    assert!(
+        got.iter().all(|d| d.get("mpls.label").is_empty()),
+        "{got:?}"
+    );
+}
