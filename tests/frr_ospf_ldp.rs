@@ -59,7 +59,10 @@ fn ospfd_conf(rid: &str, ifs: &[&str], nets: &[&str]) -> String {
              ip ospf dead-interval 4\n!\n"
         );
     }
-    s += &format!("router ospf\n ospf router-id {rid}\n timers throttle spf 0 50 200\n");
+    s += &format!(
+        "router ospf\n ospf router-id {rid}\n log-adjacency-changes detail\n \
+         timers throttle spf 0 50 200\n"
+    );
     for n in nets {
         s += &format!(" network {n} area 0\n");
     }
@@ -75,6 +78,18 @@ fn ldpd_conf(rid: &str, transport: &str, ifs: &[&str]) -> String {
         s += &format!("  interface {i}\n  exit\n");
     }
     s + " exit-address-family\n exit\n"
+}
+
+fn bgpd_conf(asn: u32, rid: &str, peer: &str, peer_as: u32, network: Option<&str>) -> String {
+    let mut s = format!(
+        "hostname bgpd\nrouter bgp {asn}\n bgp router-id {rid}\n no bgp ebgp-requires-policy\n \
+         no bgp network import-check\n neighbor {peer} remote-as {peer_as}\n \
+         neighbor {peer} timers 1 3\n neighbor {peer} timers connect 1\n"
+    );
+    if let Some(n) = network {
+        s += &format!(" address-family ipv4 unicast\n  network {n}\n exit-address-family\n");
+    }
+    s
 }
 
 fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
@@ -118,6 +133,8 @@ fn topology() -> (Side, Side, Frr) {
         sh(&["ip", "-n", &f.ns, "route", "add", "default", "via", gw]);
         f.add_mpls_conf(i);
     }
+    // A owns the prefix it announces by BGP: its kernel sinks it (no loop back to R).
+    sh(&["ip", "-n", &a.ns, "route", "add", "blackhole", ANNOUNCED]);
     // The veths the af_packet ports wrap are kernel interfaces of R too: they must not
     // answer ARP or take packets for the control interfaces' addresses.
     for i in ["r-a", "r-b"] {
@@ -189,7 +206,16 @@ fn start_frr(a: &mut Side, b: &mut Side, r: &mut Frr) {
         "ldpd",
         &ldpd_conf("10.255.0.2", "10.0.1.2", &["mr-a", "mr-b"]),
     );
+    // eBGP between R and A over the router's port; A announces ANNOUNCED.
+    a.frr.start_daemon(
+        "bgpd",
+        &bgpd_conf(65001, a.lo, "10.0.1.2", 65000, Some(ANNOUNCED)),
+    );
+    r.start_daemon("bgpd", &bgpd_conf(65000, "10.255.0.2", a.ip, 65001, None));
 }
+
+/// The prefix A announces to R by BGP.
+const ANNOUNCED: &str = "10.99.0.0/24";
 
 fn all_logs(frrs: &[&Frr]) -> String {
     let mut s = String::new();
@@ -288,35 +314,58 @@ fn mac(ns: &str, ifname: &str) -> String {
     .to_string()
 }
 
-/// A frame with `label` (S=1, TTL 64) over an ICMP echo `src` -> `dst`, id 0x4d52, sent
-/// raw from `ifname` in `ns` to `dst_mac`, `count` times 100 ms apart.
+/// Frames over an ICMP echo `src` -> `dst` (id 0x4d52, IP TTL `ttl`), with one label
+/// (`label`, S=1, TTL 64) unless it is `none`, sent raw from `ifname` to `dst_mac`,
+/// `count` of them `gap` seconds apart.
 const SENDER: &str = r#"
 import socket, struct, sys, time
-ifname, dst_mac, label, src, dst, count = sys.argv[1:7]
+ifname, dst_mac, label, src, dst, count, ttl, gap = sys.argv[1:9]
 def csum(b):
     if len(b) % 2: b += b'\0'
     s = sum(struct.unpack('!%dH' % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff); s += s >> 16
     return (~s) & 0xffff
 icmp = struct.pack('!BBHHH', 8, 0, 0, 0x4d52, 1) + b'mplsrouter-cpif-probe'
 icmp = icmp[:2] + struct.pack('!H', csum(icmp)) + icmp[4:]
-ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(icmp), 1, 0, 64, 1, 0,
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(icmp), 1, 0, int(ttl), 1, 0,
                  socket.inet_aton(src), socket.inet_aton(dst))
 ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind((ifname, 0))
 mine = open('/sys/class/net/%s/address' % ifname).read().strip()
-eth = bytes.fromhex(dst_mac.replace(':', '')) + bytes.fromhex(mine.replace(':', '')) + b'\x88\x47'
-mpls = struct.pack('!I', (int(label) << 12) | 0x100 | 64)
+eth = bytes.fromhex(dst_mac.replace(':', '')) + bytes.fromhex(mine.replace(':', ''))
+if label == 'none':
+    frame = eth + b'\x08\x00' + ip + icmp
+else:
+    frame = eth + b'\x88\x47' + struct.pack('!I', (int(label) << 12) | 0x100 | 64) + ip + icmp
+gap = float(gap)
 for _ in range(int(count)):
-    s.send(eth + mpls + ip + icmp); time.sleep(0.1)
+    s.send(frame)
+    if gap: time.sleep(gap)
 "#;
 
-/// Sends labelled probes from `from` to `to`'s loopback with `label` until a capture on
+/// Runs SENDER in `from`'s namespace towards R's `r_port`.
+fn send(from: &Side, r: &Frr, r_port: &str, label: Option<u32>, dst: &str, args: [&str; 3]) {
+    let label = label.map_or("none".to_string(), |l| l.to_string());
+    let dst_mac = mac(&r.ns, r_port);
+    let mut a = vec![
+        "python3", "-c", SENDER, from.link, &dst_mac, &label, from.ip, dst,
+    ];
+    a.extend(args);
+    let out = from.frr.exec(&a).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Sends probes from `from` to `dst` (labelled with `label`, or not) until a capture on
 /// `to`'s link shows them; returns the decoded probes.
 fn probe_through(
     from: &Side,
     to: &Side,
+    dst: &str,
     r: &Frr,
-    label: u32,
+    label: Option<u32>,
     r_port: &str,
     logs: &dyn Fn() -> String,
 ) -> Vec<common::Decoded> {
@@ -338,41 +387,22 @@ fn probe_through(
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let dst_mac = mac(&r.ns, r_port);
     let fields = [
         "eth.src",
         "mpls.label",
         "ip.src",
         "ip.dst",
+        "ip.ttl",
         "icmp.ident",
         "icmp.type",
     ];
     let found = wait_until_or(Duration::from_secs(20), || {
-        let out = from
-            .frr
-            .exec(&[
-                "python3",
-                "-c",
-                SENDER,
-                from.link,
-                &dst_mac,
-                &label.to_string(),
-                from.ip,
-                to.lo,
-                "3",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        send(from, r, r_port, label, dst, ["3", "64", "0.1"]);
         std::thread::sleep(Duration::from_millis(300));
         let got: Vec<common::Decoded> = common::tshark(&pcap, &fields)
             .into_iter()
             .filter(|d| {
-                d.get("ip.dst") == to.lo
+                d.get("ip.dst") == dst
                     && d.get("icmp.type") == "8"
                     && matches!(d.get("icmp.ident"), "19794" | "0x4d52")
             })
@@ -382,9 +412,8 @@ fn probe_through(
     harness::stop(cap, false);
     found.unwrap_or_else(|| {
         panic!(
-            "no labelled probe {} -> {} with label {label} came out of R\n{}",
+            "no probe {} -> {dst} (label {label:?}) came out of R\n{}",
             from.ip,
-            to.lo,
             logs()
         )
     })
@@ -400,6 +429,57 @@ fn wait_until_or<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option
             return None;
         }
     }
+}
+
+/// Whether R's BGP session with `peer` is Established (`show bgp summary json`).
+fn bgp_established(r: &Frr, peer: &str) -> bool {
+    let j = r.json("show bgp summary json");
+    j["ipv4Unicast"]["peers"][peer]["state"].as_str() == Some("Established")
+}
+
+fn adjacency_losses(r: &Frr) -> usize {
+    let log = std::fs::read_to_string(r.path("run/ospfd.log")).unwrap_or_default();
+    log.lines().filter(|l| l.contains("Full ->")).count()
+}
+
+fn flood_keeps_adjacencies(
+    a: &Side,
+    b: &Side,
+    r: &Frr,
+    want: &[String],
+    logs: &dyn Fn() -> String,
+) {
+    let before = adjacency_losses(r);
+    let t0 = std::time::Instant::now();
+    let mut senders = Vec::new();
+    for s in [a, b] {
+        let dst = if s.ip == a.ip { b.lo } else { a.lo };
+        let port = if s.ip == a.ip { "r-a" } else { "r-b" };
+        let dst_mac = mac(&r.ns, port);
+        let args = ["python3", "-c", SENDER, s.link, &dst_mac, "none", s.ip, dst];
+        let mut c = s.frr.exec(&args);
+        c.args(["400000", "1", "0"]);
+        senders.push(c.spawn().unwrap());
+    }
+    let limit = Duration::from_secs(6);
+    for mut c in senders {
+        let left = limit.saturating_sub(t0.elapsed());
+        std::thread::sleep(left);
+        if c.try_wait().unwrap().is_none() {
+            harness::stop(c, true);
+        }
+    }
+    let flooded = t0.elapsed();
+    // Let a lost adjacency show (dead interval 4 s) before looking.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(ospf_full(r), want, "OSPF after the flood\n{}", logs());
+    assert_eq!(ldp_operational(r), want, "LDP after the flood\n{}", logs());
+    assert_eq!(
+        adjacency_losses(r),
+        before,
+        "an OSPF adjacency left Full during the {flooded:?} flood\n{}",
+        logs()
+    );
 }
 
 #[test]
@@ -455,16 +535,50 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
     }
 
     // The data path: a frame labelled for A's loopback, sent by B, leaves R popped.
-    let got = probe_through(&b, &a, &r, labels[0], "r-b", &logs);
+    let got = probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", &logs);
     let r_a = mac(&r.ns, "r-a");
     for d in &got {
         assert_eq!(d.get("mpls.label"), "", "popped (PHP): {d:?}");
         assert_eq!(d.get("eth.src"), r_a, "sent by R's port towards A: {d:?}");
         assert_eq!(d.get("ip.src"), b.ip);
     }
-    let got = probe_through(&a, &b, &r, labels[1], "r-a", &logs);
+    let got = probe_through(&a, &b, b.lo, &r, Some(labels[1]), "r-a", &logs);
     assert!(
         got.iter().all(|d| d.get("mpls.label").is_empty()),
         "{got:?}"
+    );
+
+    // BGP: R <-> A over the router's port, A's prefix forwarded by R's data path.
+    let ok = wait_until_or(Duration::from_secs(30), || {
+        bgp_established(&r, a.ip).then_some(()).or_else(|| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        })
+    });
+    assert!(ok.is_some(), "BGP R <-> A never Established\n{}", logs());
+    let probe = ANNOUNCED.replace(".0/24", ".1");
+    let got = probe_through(&b, &a, &probe, &r, None, "r-b", &logs);
+    for d in &got {
+        assert_eq!(d.get("eth.src"), r_a, "routed by R towards A: {d:?}");
+        assert_eq!(d.get("ip.ttl"), "63", "one IPv4 hop: {d:?}");
+    }
+
+    // A flood of punted data (TTL 1 through R) does not take the control traffic's
+    // places: the adjacencies stay up through it (dead interval 4 s, flood 6 s).
+    flood_keeps_adjacencies(&a, &b, &r, &want, &logs);
+
+    // The router stops cleanly; its summary shows what the flood did.
+    let router = r.others.pop().expect("the router");
+    harness::stop(router, false);
+    let out = std::fs::read_to_string(r.path("router.out")).unwrap();
+    for l in out.lines().filter(|l| {
+        l.starts_with("workers:") || l.starts_with("control interfaces:") || l.contains("slow path")
+    }) {
+        eprintln!("router: {l}");
+    }
+    assert!(out.contains("mbufs not returned to the pool: 0"), "{out}");
+    assert!(
+        out.contains("mbufs unaccounted for by the workers: 0"),
+        "{out}"
     );
 }
