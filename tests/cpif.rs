@@ -236,6 +236,18 @@ impl Drop for Guard {
     }
 }
 
+/// The router's metrics page, fetched inside its namespace.
+fn scrape(p: &Pair, r: &Router) -> String {
+    let out = r.output();
+    let url = out
+        .lines()
+        .find_map(|l| l.strip_prefix("metrics: "))
+        .unwrap_or_else(|| panic!("no metrics address:\n{out}"))
+        .to_string();
+    let got = p.exec(&p.r, &["curl", "-sf", &url]);
+    String::from_utf8_lossy(&got.stdout).into_owned()
+}
+
 fn link_json(p: &Pair, what: &str) -> String {
     let out = p.exec(&p.r, &["ip", "-j", what, "show", "dev", "mr-h1"]);
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -289,6 +301,18 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     let _ = p.exec(
         &p.r,
         &["ping", "-c", "1", "-W", "1", "-s", "3000", "10.1.0.2"],
+    );
+
+    let metrics = scrape(&p, &r);
+    for line in [
+        "mplsrouter_control_interface_down_dropped_total{reason=\"too_big\"} 1",
+        "mplsrouter_control_interface_recreated_total 0",
+    ] {
+        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
+    }
+    assert!(
+        metrics.contains("mplsrouter_control_interface_frames_total{direction=\"up\"}"),
+        "{metrics}"
     );
 
     // Deleted from outside: logged, recreated with its settings, working again.

@@ -211,7 +211,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     print_tables(&first);
     let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
     control.attach(rcu.clone());
-    let cpif = create_control_ifaces(&routing.startup, &port_ifaces)?;
+    let cpif = create_control_ifaces(&routing.startup, &port_ifaces, &control_stats)?;
     let cpif_ifindexes = cpif.as_ref().map(|c| c.ifindexes()).unwrap_or_default();
     let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
     let (fpm_listener, fpm_rx) = start_fpm(
@@ -302,7 +302,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let mbufs_leaked = pool.in_use().saturating_sub(baseline_in_use);
     reporter.summary(elapsed, &totals, &port_stats, mbufs_leaked);
     if let Some(c) = &cpif {
-        println!("{}", c.stats.summary());
+        println!("{}", c.stats().summary());
     }
     drop(pool);
     drop(eal);
@@ -582,12 +582,13 @@ fn spawn_slow_path(
 fn create_control_ifaces(
     startup: &StartupConfig,
     ports: &[config::startup::PortIface],
+    stats: &Arc<ControlStats>,
 ) -> Result<Option<Arc<ControlIfaces>>, RouterError> {
     let cfgs = startup.control_interfaces();
     if cfgs.is_empty() {
         return Ok(None);
     }
-    let c = ControlIfaces::create(&cfgs, ports)?;
+    let c = ControlIfaces::create(&cfgs, ports, stats.clone())?;
     for t in &c.taps {
         println!(
             "cpif: port {:?} has control interface {:?} (ifindex {})",

@@ -110,14 +110,14 @@ impl Down {
                         "cpif: control interface {:?} of port {:?} is gone ({e}); recreating it",
                         tap.name, self.ifs.ports[tap.port as usize].name
                     );
-                    self.ifs.stats.lost.fetch_add(1, Relaxed);
+                    self.ifs.stats().lost.fetch_add(1, Relaxed);
                     tap.lost();
                     return;
                 }
             };
-            self.ifs.stats.down.fetch_add(1, Relaxed);
+            self.ifs.stats().down.fetch_add(1, Relaxed);
             if let Err(why) = self.send(tap.port, &buf[..n], mtu, bucket, now) {
-                self.ifs.stats.drop(why);
+                self.ifs.stats().drop(why);
             }
         }
     }
@@ -138,7 +138,7 @@ impl Down {
         self.inject
             .try_send(Injected { port, mbuf })
             .map_err(|_| DownDrop::InjectFull)?;
-        self.ifs.stats.down_sent.fetch_add(1, Relaxed);
+        self.ifs.stats().down_sent.fetch_add(1, Relaxed);
         Ok(())
     }
 

@@ -10,6 +10,7 @@ use config::startup::{ControlIfaceConfig, PortIface};
 
 use super::link::{self, LinkError};
 use super::stats::CpifStats;
+use crate::metrics::ControlStats;
 
 /// Why a control interface could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +84,7 @@ pub struct ControlIfaces {
     pub taps: Vec<Tap>,
     by_port: Vec<Option<usize>>,
     pub ports: Vec<PortIface>,
-    pub stats: CpifStats,
+    control: Arc<ControlStats>,
 }
 
 /// Creates and configures one TAP; its ifindex.
@@ -107,6 +108,7 @@ impl ControlIfaces {
     pub fn create(
         cfgs: &[ControlIfaceConfig],
         ports: &[PortIface],
+        control: Arc<ControlStats>,
     ) -> Result<ControlIfaces, CpifError> {
         let mut taps = Vec::new();
         let mut by_port = vec![None; ports.len()];
@@ -125,8 +127,13 @@ impl ControlIfaces {
             taps,
             by_port,
             ports: ports.to_vec(),
-            stats: CpifStats::default(),
+            control,
         })
+    }
+
+    /// The counters (exported with the control side's metrics).
+    pub fn stats(&self) -> &CpifStats {
+        &self.control.cpif
     }
 
     pub fn is_empty(&self) -> bool {
@@ -153,11 +160,11 @@ impl ControlIfaces {
             .ok_or(UpError::WriteFailed)?;
         match (&*f).write(frame) {
             Ok(n) if n == frame.len() => {
-                self.stats.up.fetch_add(1, Relaxed);
+                self.stats().up.fetch_add(1, Relaxed);
                 Ok(())
             }
             _ => {
-                self.stats.up_failed.fetch_add(1, Relaxed);
+                self.stats().up_failed.fetch_add(1, Relaxed);
                 Err(UpError::WriteFailed)
             }
         }
@@ -172,7 +179,7 @@ impl ControlIfaces {
         let (f, ifindex) = open(&c, &self.ports[tap.port as usize])?;
         tap.ifindex.store(ifindex, Relaxed);
         *tap.file.write().expect("not poisoned") = Some(Arc::new(f));
-        self.stats.recreated.fetch_add(1, Relaxed);
+        self.stats().recreated.fetch_add(1, Relaxed);
         Ok(())
     }
 }

@@ -335,6 +335,30 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         MetricType::COUNTER,
         &[],
     ),
+    (
+        "mplsrouter_control_interface_frames_total",
+        "Frames through the control interfaces: up (written to the kernel), down (read from it and queued for transmission).",
+        MetricType::COUNTER,
+        &["direction"],
+    ),
+    (
+        "mplsrouter_control_interface_up_failed_total",
+        "Frames the kernel refused on a control interface (interface gone).",
+        MetricType::COUNTER,
+        &[],
+    ),
+    (
+        "mplsrouter_control_interface_down_dropped_total",
+        "Frames the kernel sent on a control interface that did not go out of the port, by reason.",
+        MetricType::COUNTER,
+        &["reason"],
+    ),
+    (
+        "mplsrouter_control_interface_recreated_total",
+        "Control interfaces deleted from outside and created again.",
+        MetricType::COUNTER,
+        &[],
+    ),
 ];
 
 impl RouterCollector {
@@ -567,6 +591,33 @@ impl RouterCollector {
         out.push(c("mplsrouter_slow_path_transmitted_total", &s.transmitted));
         let mut f = self.fam("mplsrouter_slow_path_dropped_total");
         for &r in SlowDrop::ALL {
+            f = f.counter(&[("reason", r.as_str())], s.dropped(r) as f64);
+        }
+        out.push(f.f);
+        self.cpif_families(out);
+    }
+
+    fn cpif_families(&self, out: &mut Vec<MetricFamily>) {
+        let s = &self.control.cpif;
+        out.push(
+            self.fam("mplsrouter_control_interface_frames_total")
+                .counter(&[("direction", "up")], s.up.load(Relaxed) as f64)
+                .counter(&[("direction", "down")], s.down_sent.load(Relaxed) as f64)
+                .f,
+        );
+        let c = |name: &str, v: &std::sync::atomic::AtomicU64| {
+            self.fam(name).counter(&[], v.load(Relaxed) as f64).f
+        };
+        out.push(c(
+            "mplsrouter_control_interface_up_failed_total",
+            &s.up_failed,
+        ));
+        out.push(c(
+            "mplsrouter_control_interface_recreated_total",
+            &s.recreated,
+        ));
+        let mut f = self.fam("mplsrouter_control_interface_down_dropped_total");
+        for &r in crate::cpif::DownDrop::ALL {
             f = f.counter(&[("reason", r.as_str())], s.dropped(r) as f64);
         }
         out.push(f.f);
