@@ -99,7 +99,7 @@ fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
          \x20 - {{name: a, vdev: \"net_af_packet_{prefix}a,iface=r-a\", addresses: [10.0.1.2/24], control_interface: mr-a}}\n\
          \x20 - {{name: b, vdev: \"net_af_packet_{prefix}b,iface=r-b\", addresses: [10.0.0.2/24], control_interface: mr-b}}\n\
          metrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n\
-         fpm: {{listen: 127.0.0.1:{FPM_PORT}, resync_settle_ms: 200}}\n"
+         fpm: {{listen: 127.0.0.1:{FPM_PORT}, resync_settle_ms: 3000}}\n"
     );
     let p = dir.join("router.yaml");
     std::fs::write(&p, cfg).unwrap();
@@ -193,6 +193,16 @@ fn start_frr(a: &mut Side, b: &mut Side, r: &mut Frr) {
         s.frr
             .start_daemon("ldpd", &ldpd_conf(s.lo, s.ip, &[s.link]));
     }
+    // eBGP between R and A over the router's port; A announces ANNOUNCED.
+    a.frr.start_daemon(
+        "bgpd",
+        &bgpd_conf(65001, a.lo, "10.0.1.2", 65000, Some(ANNOUNCED)),
+    );
+    start_r(r, a.ip);
+}
+
+/// R's FRR: zebra, then ospfd, ldpd and bgpd on the control interfaces.
+fn start_r(r: &mut Frr, a_ip: &str) {
     r.start_zebra();
     r.start_daemon(
         "ospfd",
@@ -206,12 +216,50 @@ fn start_frr(a: &mut Side, b: &mut Side, r: &mut Frr) {
         "ldpd",
         &ldpd_conf("10.255.0.2", "10.0.1.2", &["mr-a", "mr-b"]),
     );
-    // eBGP between R and A over the router's port; A announces ANNOUNCED.
-    a.frr.start_daemon(
-        "bgpd",
-        &bgpd_conf(65001, a.lo, "10.0.1.2", 65000, Some(ANNOUNCED)),
+    r.start_daemon("bgpd", &bgpd_conf(65000, "10.255.0.2", a_ip, 65001, None));
+}
+
+/// Waits for OSPF Full and LDP Operational with both neighbours; R's labels for A's and
+/// B's loopbacks, each learned from its owner as implicit null.
+fn converge(r: &Frr, want: &[String], logs: &dyn Fn() -> String) -> Vec<u32> {
+    let ok = wait_until_or(Duration::from_secs(40), || {
+        (ospf_full(r) == want).then_some(()).or_else(|| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        })
+    });
+    assert!(
+        ok.is_some(),
+        "OSPF never Full with A and B: {:?}\n{}",
+        ospf_full(r),
+        logs()
     );
-    r.start_daemon("bgpd", &bgpd_conf(65000, "10.255.0.2", a.ip, 65001, None));
+    let ok = wait_until_or(Duration::from_secs(40), || {
+        (ldp_operational(r) == want).then_some(()).or_else(|| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        })
+    });
+    assert!(
+        ok.is_some(),
+        "LDP never Operational with A and B: {:?}\n{}",
+        ldp_operational(r),
+        logs()
+    );
+    let mut labels = Vec::new();
+    for lo in ["10.255.0.1/32", "10.255.0.3/32"] {
+        let l = wait_until_or(Duration::from_secs(20), || {
+            binding(r, lo).ok().or_else(|| {
+                std::thread::sleep(Duration::from_millis(250));
+                None
+            })
+        });
+        let (local, remote) = l.unwrap_or_else(|| panic!("{:?}\n{}", binding(r, lo), logs()));
+        assert_eq!(remote, 3, "{lo}: the owner advertises implicit null");
+        assert!(local >= 16, "{lo}: R advertises a real label, got {local}");
+        labels.push(local);
+    }
+    labels
 }
 
 /// The prefix A announces to R by BGP.
@@ -490,59 +538,25 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
     }
     let (mut a, mut b, mut r) = topology();
     start_frr(&mut a, &mut b, &mut r);
-    let logs = || all_logs(&[&a.frr, &b.frr, &r]);
-
-    let want = vec!["10.255.0.1".to_string(), "10.255.0.3".to_string()];
-    let ok = wait_until_or(Duration::from_secs(40), || {
-        let f = ospf_full(&r);
-        (f == want).then_some(()).or_else(|| {
-            std::thread::sleep(Duration::from_millis(250));
-            None
-        })
-    });
-    assert!(
-        ok.is_some(),
-        "OSPF never Full with A and B: {:?}\n{}",
-        ospf_full(&r),
-        logs()
-    );
-    let ok = wait_until_or(Duration::from_secs(40), || {
-        (ldp_operational(&r) == want).then_some(()).or_else(|| {
-            std::thread::sleep(Duration::from_millis(250));
-            None
-        })
-    });
-    assert!(
-        ok.is_some(),
-        "LDP never Operational with A and B: {:?}\n{}",
-        ldp_operational(&r),
-        logs()
-    );
-
-    // R's labels for the loopbacks, each learned from the owner as implicit null.
-    let mut labels = Vec::new();
-    for lo in ["10.255.0.1/32", "10.255.0.3/32"] {
-        let l = wait_until_or(Duration::from_secs(20), || {
-            binding(&r, lo).ok().or_else(|| {
-                std::thread::sleep(Duration::from_millis(250));
-                None
-            })
-        });
-        let (local, remote) = l.unwrap_or_else(|| panic!("{:?}\n{}", binding(&r, lo), logs()));
-        assert_eq!(remote, 3, "{lo}: the owner advertises implicit null");
-        assert!(local >= 16, "{lo}: R advertises a real label, got {local}");
-        labels.push(local);
+    // FRR's and the router's logs for a failure message (a closure per call: R changes).
+    macro_rules! logs {
+        () => {
+            &|| all_logs(&[&a.frr, &b.frr, &r])
+        };
     }
 
+    let want = vec!["10.255.0.1".to_string(), "10.255.0.3".to_string()];
+    let labels = converge(&r, &want, logs!());
+
     // The data path: a frame labelled for A's loopback, sent by B, leaves R popped.
-    let got = probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", &logs);
+    let got = probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", logs!());
     let r_a = mac(&r.ns, "r-a");
     for d in &got {
         assert_eq!(d.get("mpls.label"), "", "popped (PHP): {d:?}");
         assert_eq!(d.get("eth.src"), r_a, "sent by R's port towards A: {d:?}");
         assert_eq!(d.get("ip.src"), b.ip);
     }
-    let got = probe_through(&a, &b, b.lo, &r, Some(labels[1]), "r-a", &logs);
+    let got = probe_through(&a, &b, b.lo, &r, Some(labels[1]), "r-a", logs!());
     assert!(
         got.iter().all(|d| d.get("mpls.label").is_empty()),
         "{got:?}"
@@ -555,9 +569,13 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
             None
         })
     });
-    assert!(ok.is_some(), "BGP R <-> A never Established\n{}", logs());
+    assert!(
+        ok.is_some(),
+        "BGP R <-> A never Established\n{}",
+        (logs!())()
+    );
     let probe = ANNOUNCED.replace(".0/24", ".1");
-    let got = probe_through(&b, &a, &probe, &r, None, "r-b", &logs);
+    let got = probe_through(&b, &a, &probe, &r, None, "r-b", logs!());
     for d in &got {
         assert_eq!(d.get("eth.src"), r_a, "routed by R towards A: {d:?}");
         assert_eq!(d.get("ip.ttl"), "63", "one IPv4 hop: {d:?}");
@@ -565,7 +583,20 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
 
     // A flood of punted data (TTL 1 through R) does not take the control traffic's
     // places: the adjacencies stay up through it (dead interval 4 s, flood 6 s).
-    flood_keeps_adjacencies(&a, &b, &r, &want, &logs);
+    flood_keeps_adjacencies(&a, &b, &r, &want, logs!());
+
+    // R's FRR restarts: zebra first (killed: its FPM session drops without a withdrawal,
+    // the router holds the routes), then the protocol daemons. Established label
+    // switching goes on meanwhile; the control interfaces stay; FRR comes back on them.
+    r.stop_zebra(true);
+    for d in ["bgpd", "ldpd", "ospfd"] {
+        r.stop_daemon(d, false);
+    }
+    probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", logs!());
+    start_r(&mut r, a.ip);
+    let labels = converge(&r, &want, logs!());
+    probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", logs!());
+    probe_through(&a, &b, b.lo, &r, Some(labels[1]), "r-a", logs!());
 
     // The router stops cleanly; its summary shows what the flood did.
     let router = r.others.pop().expect("the router");
