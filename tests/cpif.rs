@@ -285,6 +285,22 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     );
 
     tcp_through_the_tap(&p, &r);
+    // A routes reload (a changed file and SIGHUP) leaves the interface as it was.
+    let ifindex = link_json(&p, "link");
+    std::fs::write(
+        dir.path("routes.yaml"),
+        "ipv4:\n  - prefix: 192.0.2.0/24\n    via: 10.1.0.2\n",
+    )
+    .unwrap();
+    let pid = r.child.as_ref().unwrap().id().to_string();
+    let _ = Command::new("kill").args(["-HUP", &pid]).status();
+    r.wait_for("reload: generation");
+    assert_eq!(
+        link_json(&p, "link"),
+        ifindex,
+        "the TAP is untouched by a reload"
+    );
+    tcp_through_the_tap(&p, &r);
     // The router still answers echo requests itself.
     let out = p.exec(
         &p.h,
