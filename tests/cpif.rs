@@ -278,6 +278,13 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         link.contains("\"mtu\":1500") && link.contains("\"UP\""),
         "{link}"
     );
+    // The carrier is the port's link state (up), set without error.
+    assert!(link.contains("\"LOWER_UP\""), "{link}");
+    assert!(
+        !r.output().contains("cannot set the carrier"),
+        "{}",
+        r.output()
+    );
     let addr = link_json(&p, "addr");
     assert!(
         addr.contains("\"local\":\"10.1.0.1\",\"prefixlen\":24"),
@@ -350,6 +357,7 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         .unwrap_or_else(|| panic!("{log}"));
     assert!(line.contains("too_big=1"), "{line}");
     assert!(line.contains("lost 1 recreated 1"), "{line}");
+    assert!(!log.contains("cannot set the carrier"), "{log}");
 }
 
 #[test]

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 /// `_IOW('T', 202, int)`.
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+/// `_IOW('T', 226, int)` (Linux 4.20+).
+const TUNSETCARRIER: libc::c_ulong = 0x4004_54e2;
 const IFF_TAP: libc::c_short = 0x0002;
 const IFF_NO_PI: libc::c_short = 0x1000;
 
@@ -55,6 +57,19 @@ pub fn open_tap(name: &str) -> io::Result<File> {
         return Err(io::Error::last_os_error());
     }
     Ok(f)
+}
+
+/// Sets the carrier of the TAP behind `f` (the kernel's link state of the interface), so
+/// the protocols on it see the port's link go down and up.
+pub fn set_carrier(f: &File, up: bool) -> io::Result<()> {
+    let v: libc::c_int = up.into();
+    // SAFETY: TUNSETCARRIER reads one int at the pointer, valid for the call; the fd is
+    // open for as long as `f` lives.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), TUNSETCARRIER as _, &v as *const libc::c_int) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Waits until one of `files` is readable (or reports an error or hang-up), at most

@@ -247,6 +247,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             pool: Arc::clone(&pool),
             inject: inject_tx.clone(),
             stop: threads.slow_stop.clone(),
+            dev_ids: dev_ids.clone(),
         })?);
     }
     let slow = SlowPath {

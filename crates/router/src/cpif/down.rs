@@ -4,6 +4,7 @@
 //! the kernel's ARP replies (the router answers ARP for its addresses itself, so the
 //! link sees one answer), are dropped and counted.
 //!
+//! The interface's carrier follows the port's link state (checked every [`POLL`]).
 //! An interface deleted from outside (read fails with EBADFD) is logged and recreated,
 //! at most once per [`RECREATE_EVERY`]; the thread sleeps in `poll(2)`, never spins.
 
@@ -55,6 +56,8 @@ pub struct Down {
     pub pool: Arc<Mempool>,
     pub inject: Sender<Injected>,
     pub stop: Arc<AtomicBool>,
+    /// DPDK port id of each port index (for its link state).
+    pub dev_ids: Vec<u16>,
 }
 
 impl Down {
@@ -69,8 +72,10 @@ impl Down {
             .collect();
         let mut next_try: Vec<Option<Instant>> = vec![None; self.ifs.taps.len()];
         let mut buf = vec![0u8; 65_536];
+        let mut carrier: Vec<Option<bool>> = vec![None; self.ifs.taps.len()];
         while !self.stop.load(Relaxed) {
-            self.recreate_due(&mut next_try);
+            self.recreate_due(&mut next_try, &mut carrier);
+            self.sync_carrier(&mut carrier);
             let open: Vec<(usize, Arc<File>)> = (self.ifs.taps.iter().enumerate())
                 .filter_map(|(i, t)| Some((i, t.file()?)))
                 .collect();
@@ -142,8 +147,40 @@ impl Down {
         Ok(())
     }
 
+    /// Gives each interface its port's link state when that changed (or is not set yet).
+    fn sync_carrier(&self, carrier: &mut [Option<bool>]) {
+        for (i, t) in self.ifs.taps.iter().enumerate() {
+            let (Some(f), Some(&dev)) = (t.file(), self.dev_ids.get(t.port as usize)) else {
+                continue;
+            };
+            let up = dpdk::link(dev).up;
+            if carrier[i] == Some(up) {
+                continue;
+            }
+            match dpdk::tap::set_carrier(&f, up) {
+                Ok(()) => {
+                    if carrier[i].is_some() {
+                        println!(
+                            "cpif: {:?}: port link {}",
+                            t.name,
+                            if up { "up" } else { "down" }
+                        );
+                    }
+                    carrier[i] = Some(up);
+                }
+                Err(e) => {
+                    eprintln!(
+                        "cpif: {:?}: cannot set the carrier ({e}); link state not mirrored",
+                        t.name
+                    );
+                    carrier[i] = Some(up);
+                }
+            }
+        }
+    }
+
     /// Creates again the interfaces whose time has come; a failure is logged and retried.
-    fn recreate_due(&self, next_try: &mut [Option<Instant>]) {
+    fn recreate_due(&self, next_try: &mut [Option<Instant>], carrier: &mut [Option<bool>]) {
         let now = Instant::now();
         for (i, t) in self.ifs.taps.iter().enumerate() {
             if t.file().is_some() || next_try[i].is_some_and(|at| now < at) {
@@ -157,6 +194,7 @@ impl Down {
                         t.ifindex()
                     );
                     next_try[i] = None;
+                    carrier[i] = None;
                 }
                 Err(e) => {
                     eprintln!("cpif: {e}; retrying in {RECREATE_EVERY:?}");
