@@ -490,6 +490,28 @@ fn adjacency_losses(r: &Frr) -> usize {
     log.lines().filter(|l| l.contains("Full ->")).count()
 }
 
+/// OSPF hellos an ospfd sent or received (`key`: helloOut, helloIn), all interfaces
+/// (`show ip ospf interface traffic json`).
+fn hellos(r: &Frr, key: &str) -> u64 {
+    fn sum(v: &Value, key: &str) -> u64 {
+        match v {
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, x)| {
+                    if k == key {
+                        x.as_u64().unwrap_or(0)
+                    } else {
+                        sum(x, key)
+                    }
+                })
+                .sum(),
+            Value::Array(a) => a.iter().map(|x| sum(x, key)).sum(),
+            _ => 0,
+        }
+    }
+    sum(&r.json("show ip ospf interface traffic json"), key)
+}
+
 fn flood_keeps_adjacencies(
     a: &Side,
     b: &Side,
@@ -498,6 +520,8 @@ fn flood_keeps_adjacencies(
     logs: &dyn Fn() -> String,
 ) {
     let before = adjacency_losses(r);
+    let sent_before = hellos(&a.frr, "helloOut") + hellos(&b.frr, "helloOut");
+    let got_before = hellos(r, "helloIn");
     let t0 = std::time::Instant::now();
     let mut senders = Vec::new();
     for s in [a, b] {
@@ -518,6 +542,16 @@ fn flood_keeps_adjacencies(
         }
     }
     let flooded = t0.elapsed();
+    // Every hello A and B sent during the flood reached R's ospfd (one per neighbour may
+    // still be in flight when the counters are read).
+    let got = hellos(r, "helloIn") - got_before;
+    let sent = hellos(&a.frr, "helloOut") + hellos(&b.frr, "helloOut") - sent_before;
+    eprintln!("flood of {flooded:?}: A and B sent {sent} OSPF hellos, R's ospfd received {got}");
+    assert!(
+        got + 2 >= sent && sent >= 2,
+        "{got} of {sent} OSPF hellos reached R's ospfd during a {flooded:?} flood\n{}",
+        logs()
+    );
     // Let a lost adjacency show (dead interval 4 s) before looking.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(ospf_full(r), want, "OSPF after the flood\n{}", logs());
@@ -603,7 +637,7 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
     harness::stop(router, false);
     let out = std::fs::read_to_string(r.path("router.out")).unwrap();
     for l in out.lines().filter(|l| {
-        l.starts_with("workers:") || l.starts_with("control interfaces:") || l.contains("slow path")
+        l.starts_with("workers:") || l.starts_with("control interfaces:") || l.starts_with("port ")
     }) {
         eprintln!("router: {l}");
     }
