@@ -542,16 +542,12 @@ fn flood_keeps_adjacencies(
         }
     }
     let flooded = t0.elapsed();
-    // Every hello A and B sent during the flood reached R's ospfd (one per neighbour may
-    // still be in flight when the counters are read).
+    // Counted for the record: hellos can also be lost before the router sees them (the
+    // af_packet ring overflows when the flood starves the worker of CPU on a small
+    // machine); what the router itself drops is asserted from its summary at the end.
     let got = hellos(r, "helloIn") - got_before;
     let sent = hellos(&a.frr, "helloOut") + hellos(&b.frr, "helloOut") - sent_before;
     eprintln!("flood of {flooded:?}: A and B sent {sent} OSPF hellos, R's ospfd received {got}");
-    assert!(
-        got + 2 >= sent && sent >= 2,
-        "{got} of {sent} OSPF hellos reached R's ospfd during a {flooded:?} flood\n{}",
-        logs()
-    );
     // Let a lost adjacency show (dead interval 4 s) before looking.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(ospf_full(r), want, "OSPF after the flood\n{}", logs());
@@ -646,4 +642,29 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
         out.contains("mbufs unaccounted for by the workers: 0"),
         "{out}"
     );
+    // The flood filled the data queue; no control packet was dropped for a full queue.
+    let (data, control) = queue_drops(&out);
+    assert!(
+        data > 1000,
+        "the flood did not congest the slow path: {out}"
+    );
+    assert_eq!(
+        control, 0,
+        "control traffic dropped at the slow path: {out}"
+    );
+}
+
+/// (all, control) punted packets dropped for a full queue, from the run's summary.
+fn queue_drops(summary: &str) -> (u64, u64) {
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("workers:"))
+        .unwrap_or_else(|| panic!("no workers line: {summary}"));
+    let after = line.split("slow-path-queue-full ").nth(1).unwrap();
+    let mut it = after
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|x| !x.is_empty());
+    let all = it.next().unwrap().parse().unwrap();
+    let control = it.next().unwrap().parse().unwrap();
+    (all, control)
 }

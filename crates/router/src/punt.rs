@@ -58,15 +58,16 @@ pub struct PuntQueues {
 }
 
 impl PuntQueues {
-    /// Queues `p` by its class; gives it back when that queue is full.
+    /// Queues `p` by its class; gives it back, with its class, when that queue is full.
     #[inline]
-    pub fn try_send(&self, p: Punted) -> Result<(), Punted> {
-        let q = match punt_class(p.reason, p.mbuf.data()) {
+    pub fn try_send(&self, p: Punted) -> Result<(), (Punted, PuntClass)> {
+        let class = punt_class(p.reason, p.mbuf.data());
+        let q = match class {
             PuntClass::Control => &self.control,
             PuntClass::Data => &self.data,
         };
         q.try_send(p).map_err(|e| match e {
-            TrySendError::Full(p) | TrySendError::Disconnected(p) => p,
+            TrySendError::Full(p) | TrySendError::Disconnected(p) => (p, class),
         })
     }
 }

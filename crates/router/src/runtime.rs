@@ -85,6 +85,9 @@ const PUNT_QUEUE: usize = 1024;
 /// Capacity of the slow path's queue of frames for the workers to send.
 const INJECT_QUEUE: usize = 1024;
 
+/// Capacity of the queue of frames the control interfaces' kernel sent, for the worker.
+const CONTROL_INJECT_QUEUE: usize = 256;
+
 /// Capacity of the slow path's queue of events for the control loop.
 const EVENT_QUEUE: usize = 256;
 
@@ -225,6 +228,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let (control_tx, control_rx) = crossbeam_channel::bounded::<Punted>(CONTROL_QUEUE);
     let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(EVENT_QUEUE);
     let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(INJECT_QUEUE);
+    let (cpif_tx, cpif_rx) = crossbeam_channel::bounded::<Injected>(CONTROL_INJECT_QUEUE);
     let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
 
     let mut threads = Threads::new();
@@ -238,14 +242,14 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             control: control_tx,
             data: punt_tx,
         },
-        inject_rx,
+        [inject_rx, cpif_rx],
         &mut threads,
     )?;
     if let Some(c) = &cpif {
         threads.cpif = Some(spawn_cpif_down(Down {
             ifs: c.clone(),
             pool: Arc::clone(&pool),
-            inject: inject_tx.clone(),
+            inject: cpif_tx,
             stop: threads.slow_stop.clone(),
             dev_ids: dev_ids.clone(),
         })?);
@@ -517,10 +521,11 @@ fn launch_workers(
     pipeline: &PipelineConfig,
     rcu: &Arc<Rcu<Fib>>,
     punt: PuntQueues,
-    inject: Receiver<Injected>,
+    inject: [Receiver<Injected>; 2],
     threads: &mut Threads,
 ) -> Result<Vec<Arc<WorkerCounters>>, RouterError> {
-    let mut inject = Some(inject);
+    let [inject, inject_control] = inject;
+    let (mut inject, mut inject_control) = (Some(inject), Some(inject_control));
     let mut counters = Vec::with_capacity(workers.len());
     for (wi, w) in workers.iter().enumerate() {
         let c = Arc::new(WorkerCounters::new(w.lcore));
@@ -543,6 +548,7 @@ fn launch_workers(
                 .map_err(|e| RouterError::Spec(e.to_string()))?,
             punt: punt.clone(),
             inject: inject.take(),
+            inject_control: inject_control.take(),
         };
         let fault = wi == 0 && spec.test_fault == Some(TestFault::WorkerPanic);
         let h = lcore::launch(w.lcore, move || {

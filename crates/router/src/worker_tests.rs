@@ -96,6 +96,10 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         let mbuf = pool.alloc_with(&frame(0)).unwrap();
         inject_tx.send(Injected { port, mbuf }).unwrap();
     }
+    // And one frame from a control interface, on its own queue.
+    let (control_inject_tx, control_inject_rx) = crossbeam_channel::bounded::<Injected>(1);
+    let mbuf = pool.alloc_with(&frame(0)).unwrap();
+    control_inject_tx.send(Injected { port: 1, mbuf }).unwrap();
     let counters = Arc::new(WorkerCounters::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let worker = Worker {
@@ -111,10 +115,11 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
             data: data_tx,
         },
         inject: Some(inject_rx),
+        inject_control: Some(control_inject_rx),
     };
     let t = std::thread::spawn(move || worker.run());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while counters.snapshot().rx_packets < 14 || counters.snapshot().injected < 2 {
+    while counters.snapshot().rx_packets < 14 || counters.snapshot().injected < 3 {
         assert!(Instant::now() < deadline, "{:?}", counters.snapshot());
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -132,20 +137,22 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         "no drop counted as truncated"
     );
     assert_eq!((w.slow_path, w.punt_overflow), (3, 3));
+    assert_eq!(w.punt_overflow_control, 0);
     // The data flood came first and overflowed its own queue; control lost nothing.
     let control: Vec<PuntReason> = control_rx.try_iter().map(|p| p.reason).collect();
     assert_eq!(control, [PuntReason::Arp, PuntReason::Arp]);
     assert_eq!(data_rx.len(), 1);
-    assert_eq!(w.injected, 2);
+    assert_eq!(w.injected, 3);
     assert_eq!(w.drops[RuntimeDrop::InjectUnknownPort.index()], 1);
     assert_eq!(
         w.tx_packets + w.tx_refused,
-        3 + 1,
-        "3 forwarded, 1 injected"
+        3 + 2,
+        "3 forwarded, 2 injected"
     );
     assert_eq!(w.unaccounted(), 0, "{w:?}");
     drop(data_rx);
     drop(inject_tx);
+    drop(control_inject_tx);
     for p in &mut ports {
         p.stop().unwrap();
     }

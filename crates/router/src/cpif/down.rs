@@ -1,5 +1,6 @@
-//! Down: what the kernel sends on a control interface goes out of its port, through the
-//! worker's inject queue (the worker owns the TX queues), counted and rate limited per
+//! Down: what the kernel sends on a control interface goes out of its port, through an
+//! inject queue of its own that the worker (which owns the TX queues) takes before the
+//! slow path's, so ICMP for a flood never delays it; counted and rate limited per
 //! port so the control side can never starve forwarding. Too-big and runt frames, and
 //! the kernel's ARP replies (the router answers ARP for its addresses itself, so the
 //! link sees one answer), are dropped and counted.
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Sender, TrySendError};
 use dpdk::Mempool;
 use net::icmp::TokenBucket;
 
@@ -142,7 +143,11 @@ impl Down {
         let mbuf = self.pool.alloc_with(frame).ok_or(DownDrop::NoMbuf)?;
         self.inject
             .try_send(Injected { port, mbuf })
-            .map_err(|_| DownDrop::InjectFull)?;
+            .map_err(|e| match e {
+                TrySendError::Full(_) => DownDrop::InjectFull,
+                // The worker is gone: the router is stopping.
+                TrySendError::Disconnected(_) => DownDrop::Shutdown,
+            })?;
         self.ifs.stats().down_sent.fetch_add(1, Relaxed);
         Ok(())
     }

@@ -27,6 +27,7 @@ down_drops! {
     RateLimited => "rate_limited",
     NoMbuf => "no_mbuf",
     InjectFull => "inject_full",
+    Shutdown => "shutdown",
 }
 
 /// Written by the slow path (up) and the down thread; read by metrics and the summary.
