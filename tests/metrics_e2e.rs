@@ -147,7 +147,8 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
                 "reason" if fam == "mplsrouter_control_interface_down_dropped_total" => {
                     router::cpif::DownDrop::COUNT
                 }
-                "reason" => reasons,
+                // The pipeline's reasons and the runtime's (unknown egress port, ...).
+                "reason" => reasons + router::RuntimeDrop::ALL.len(),
                 "result" => 2,
                 "direction" => 2,
                 "type" => icmp_types,
@@ -280,7 +281,7 @@ fn counters_only_grow_across_scrapes_and_a_reload_with_a_fixed_bounded_series_se
     );
     assert_eq!(
         per_family["mplsrouter_drops_total"],
-        net::pipeline::DropReason::ALL.len(),
+        net::pipeline::DropReason::ALL.len() + router::RuntimeDrop::ALL.len(),
         "one drop series per reason for the single worker"
     );
     assert_eq!(per_family["mplsrouter_port_rx_packets_total"], 2);
