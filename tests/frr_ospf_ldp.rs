@@ -560,9 +560,20 @@ fn flood_keeps_adjacencies(
     );
 }
 
+/// What this test needs beyond the harness: a capture tool, Python for raw frames, ethtool.
+fn missing_tools() -> Option<String> {
+    ["tcpdump", "python3", "ethtool"].iter().find_map(|t| {
+        let ok = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {t}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        (!ok).then(|| format!("{t} missing (scripts/install-deps.sh)"))
+    })
+}
+
 #[test]
 fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_path() {
-    if let Some(why) = unavailable() {
+    if let Some(why) = unavailable().or_else(missing_tools) {
         eprintln!("SKIPPED: FRR tests {why}");
         return;
     }
