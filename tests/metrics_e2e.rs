@@ -154,8 +154,13 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
                 "reason" if fam == "mplsrouter_slow_path_dropped_total" => {
                     router::metrics::SlowDrop::COUNT
                 }
-                "reason" => reasons,
+                "reason" if fam == "mplsrouter_control_interface_down_dropped_total" => {
+                    router::cpif::DownDrop::COUNT
+                }
+                // The pipeline's reasons and the runtime's (unknown egress port, ...).
+                "reason" => reasons + router::RuntimeDrop::ALL.len(),
                 "result" => 2,
+                "direction" => 2,
                 "type" => icmp_types,
                 "version" | "git_rev" | "dpdk_version" => 1,
                 other => panic!("{fam}: label {other:?} has no bound here; add one"),

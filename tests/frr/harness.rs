@@ -110,6 +110,8 @@ pub struct Frr {
     staticd: Option<Child>,
     /// Other processes started in the namespace (the router, recorders), killed on drop.
     pub others: Vec<Child>,
+    /// Protocol daemons (ospfd, ldpd, bgpd) by name, stopped on drop before zebra.
+    daemons: Vec<(String, Child)>,
 }
 
 impl Frr {
@@ -129,6 +131,7 @@ impl Frr {
             zebra: None,
             staticd: None,
             others: Vec::new(),
+            daemons: Vec::new(),
         };
         sh(&["ip", "netns", "add", &ns]);
         sh(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
@@ -313,15 +316,76 @@ impl Frr {
         })
     }
 
+    /// Lets zebra see MPLS input enabled on `ifname` (an interface made after `new`).
+    pub fn add_mpls_conf(&self, ifname: &str) {
+        let conf = self.dir.join("procnet/mpls/conf").join(ifname);
+        std::fs::create_dir_all(&conf).unwrap();
+        std::fs::write(conf.join("input"), "1\n").unwrap();
+    }
+
+    /// Starts FRR's `daemon` (ospfd, ldpd, bgpd, ...) in the namespace with `conf` as its
+    /// config file, connected to this zebra, and waits until its vty answers. ldpd gets a
+    /// control socket in the run folder (several run on one host).
+    pub fn start_daemon(&mut self, daemon: &str, conf: &str) {
+        let d = self.dir.display().to_string();
+        let r = self.run.display().to_string();
+        let cfg = self.dir.join(format!("{daemon}.conf"));
+        std::fs::write(&cfg, conf).unwrap();
+        sh(&["chown", "frr:frr", &cfg.display().to_string()]);
+        let _ = std::fs::remove_file(self.run.join(format!("{daemon}.vty")));
+        let mut cmd = self.exec(&[&format!("/usr/lib/frr/{daemon}")]);
+        cmd.args(["-u", "frr", "-g", "frr", "-f", &cfg.display().to_string()])
+            .args(["-i", &format!("{r}/{daemon}.pid")])
+            .args(["-z", &format!("{r}/zserv.api"), "--vty_socket", &r])
+            .args(["--log", &format!("file:{r}/{daemon}.log")]);
+        if daemon == "ldpd" {
+            cmd.args(["--ctl_socket", &r]);
+        }
+        let child = cmd
+            .stdout(log_file(&self.dir.join(format!("{daemon}.out"))))
+            .stderr(log_file(&self.dir.join(format!("{daemon}.out"))))
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {daemon} ({d}): {e}"));
+        self.daemons.push((daemon.to_string(), child));
+        let run = self.run.clone();
+        wait_until(&format!("{daemon}'s vty"), Duration::from_secs(15), || {
+            if !run.join(format!("{daemon}.vty")).exists() {
+                return Err(format!("no vty socket yet: {}", self.logs()));
+            }
+            let out = self.vtysh_raw(&["-d", daemon, "-c", "show version"]);
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            }
+        });
+    }
+
+    /// Stops a daemon started with `start_daemon` (SIGTERM, or SIGKILL with `kill`).
+    pub fn stop_daemon(&mut self, daemon: &str, kill: bool) {
+        if let Some(i) = self.daemons.iter().position(|(n, _)| n == daemon) {
+            let (_, c) = self.daemons.remove(i);
+            stop(c, kill);
+        }
+    }
+
     /// zebra's and staticd's output and logs, for failure messages.
     pub fn logs(&self) -> String {
         let mut s = String::new();
+        let daemon_logs: Vec<String> = self
+            .daemons
+            .iter()
+            .flat_map(|(n, _)| [format!("{n}.out"), format!("run/{n}.log")])
+            .collect();
         for f in [
             "zebra.out",
             "staticd.out",
             "run/zebra.log",
             "run/staticd.log",
-        ] {
+        ]
+        .into_iter()
+        .chain(daemon_logs.iter().map(String::as_str))
+        {
             let text = std::fs::read_to_string(self.dir.join(f)).unwrap_or_default();
             let tail: Vec<&str> = text.lines().rev().take(30).collect();
             s += &format!("--- {f} (last lines)\n");
@@ -426,6 +490,9 @@ pub fn stop(mut c: Child, kill: bool) {
 impl Drop for Frr {
     fn drop(&mut self) {
         for c in self.others.drain(..) {
+            stop(c, false);
+        }
+        for (_, c) in self.daemons.drain(..) {
             stop(c, false);
         }
         self.stop_staticd();

@@ -17,6 +17,7 @@ mod mbuf;
 mod mempool;
 mod port;
 mod prefix;
+pub mod tap;
 mod tx;
 
 pub use eal::Eal;

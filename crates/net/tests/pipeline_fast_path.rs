@@ -389,7 +389,18 @@ fn frames_not_for_the_router_and_own_sources_are_dropped_both_ways() {
     let mut near = ROUTER_MAC;
     near[5] ^= 1;
     let arp = [0u8; 28];
-    let cases: [(Vec<u8>, Verdict); 11] = [
+    let hello = Ip4::new([10, 0, 0, 9], [224, 0, 0, 5]).bytes();
+    let cases: [(Vec<u8>, Verdict); 13] = [
+        // OSPF/LDP hellos arrive as link-layer multicast: punted for the control
+        // interface, not dropped as l2_multicast (the same group in a broadcast frame is).
+        (
+            eth_to([1, 0, 0x5e, 0, 0, 5], 0x0800, &hello),
+            Verdict::SlowPath(net::pipeline::PuntReason::LinkLocalMulticast),
+        ),
+        (
+            eth_to([0xff; 6], 0x0800, &hello),
+            Verdict::Drop(DropReason::L2Multicast),
+        ),
         (
             eth_to(PEER_MAC, 0x0800, &ip),
             Verdict::Drop(DropReason::OtherHost),

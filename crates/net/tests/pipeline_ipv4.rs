@@ -138,6 +138,22 @@ fn martian_and_multicast_addresses_are_dropped() {
 }
 
 #[test]
+fn link_local_multicast_is_punted_as_control_traffic() {
+    // OSPF AllSPFRouters, LDP hellos (all routers), the last of 224.0.0.0/24; TTL 1 as
+    // the protocols send it.
+    for dst in [[224, 0, 0, 5], [224, 0, 0, 2], [224, 0, 0, 255]] {
+        let (v, _) = run1(&fib(), ipv4_frame(&Ip4::new(SRC, dst).ttl(1)));
+        assert_eq!(
+            v,
+            Verdict::SlowPath(PuntReason::LinkLocalMulticast),
+            "{dst:?}"
+        );
+    }
+    let (v, _) = run1(&fib(), ipv4_frame(&Ip4::new(SRC, [224, 0, 1, 5])));
+    assert_eq!(v, Verdict::Drop(DropReason::Multicast));
+}
+
+#[test]
 fn ethernet_padding_is_trimmed_using_ipv4_total_length() {
     let ip = Ip4::new(SRC, DST).len(0);
     let mut f = ipv4_frame(&ip);

@@ -88,8 +88,11 @@ pub struct WorkerCounters {
     pub injected: AtomicU64,
     /// Packets handed to the slow path.
     pub slow_path: AtomicU64,
-    /// Packets for the slow path dropped because its queue was full.
+    /// Packets for the slow path dropped because their queue was full.
     pub punt_overflow: AtomicU64,
+    /// Of those, control traffic (its own queue was full: never while the slow path
+    /// keeps up with control traffic, whatever the data flood).
+    pub punt_overflow_control: AtomicU64,
     /// Packets dropped by the pipeline, by reason index.
     pub drops: [AtomicU64; MAX_DROP_REASONS],
     /// Non-empty bursts received.
@@ -122,6 +125,7 @@ impl WorkerCounters {
             injected: AtomicU64::new(0),
             slow_path: AtomicU64::new(0),
             punt_overflow: AtomicU64::new(0),
+            punt_overflow_control: AtomicU64::new(0),
             drops: [const { AtomicU64::new(0) }; MAX_DROP_REASONS],
             bursts: AtomicU64::new(0),
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
@@ -141,6 +145,7 @@ impl WorkerCounters {
             injected: self.injected.load(Relaxed),
             slow_path: self.slow_path.load(Relaxed),
             punt_overflow: self.punt_overflow.load(Relaxed),
+            punt_overflow_control: self.punt_overflow_control.load(Relaxed),
             drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
             bursts: self.bursts.load(Relaxed),
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
@@ -161,6 +166,7 @@ pub struct WorkerTotals {
     pub injected: u64,
     pub slow_path: u64,
     pub punt_overflow: u64,
+    pub punt_overflow_control: u64,
     pub drops: [u64; MAX_DROP_REASONS],
     pub bursts: u64,
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
@@ -179,6 +185,7 @@ impl WorkerTotals {
         self.injected += o.injected;
         self.slow_path += o.slow_path;
         self.punt_overflow += o.punt_overflow;
+        self.punt_overflow_control += o.punt_overflow_control;
         for (a, b) in self.drops.iter_mut().zip(o.drops.iter()) {
             *a += b;
         }

@@ -31,6 +31,8 @@ pub enum RouterError {
     Metrics(#[from] crate::metrics::MetricsError),
     #[error("signal handler: {0}")]
     Signal(std::io::Error),
+    #[error(transparent)]
+    ControlInterface(#[from] crate::cpif::CpifError),
 }
 
 /// What most likely made EAL init fail: the file prefix in use by another process, no

@@ -9,12 +9,14 @@
 
 mod control;
 mod counters;
+pub mod cpif;
 mod error;
 mod forward;
 pub mod fpm;
 mod idle;
 mod learned;
 pub mod metrics;
+mod punt;
 mod report;
 mod runtime;
 mod signals;

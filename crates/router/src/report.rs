@@ -151,7 +151,7 @@ impl Reporter {
             0.0
         };
         println!(
-            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} generated {} busy cycles/pkt {:.1} forwarding cycles/pkt {:.1}",
+            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} (control {}) generated {} busy cycles/pkt {:.1} forwarding cycles/pkt {:.1}",
             w.rx_packets,
             w.forwarded,
             w.tx_refused,
@@ -159,6 +159,7 @@ impl Reporter {
             self.drops_text(&w.drops),
             w.slow_path,
             w.punt_overflow,
+            w.punt_overflow_control,
             w.injected,
             cpp,
             if w.rx_packets > 0 {

@@ -13,18 +13,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use dpdk::lcore::{self, LcoreHandle};
 use dpdk::{Eal, Mempool, Port, PortConfig, PortStats, TxBuffer};
 
 use crate::control::{ControlPlane, WATCH_INTERVAL};
 use crate::counters::{drop_reason_name, WorkerCounters, WorkerTotals, MAX_DROP_REASONS};
+use crate::cpif::down::Down;
+use crate::cpif::ControlIfaces;
 use crate::error::RouterError;
 use crate::forward::PipelineForwarder;
 use crate::metrics::{ControlStats, MetricsServer, RouterCollector};
+use crate::punt::{PuntQueues, CONTROL_QUEUE};
 use crate::report::{next_tick, Reporter};
 use crate::signals::SignalFlags;
-use crate::slowpath::{ArpPolicy, SlowPath, SlowPathEvent};
+use crate::slowpath::{ArpPolicy, PuntReceivers, SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, TestFault, WorkerSpec};
 use crate::watch::{ControlInput, FileWatcher, SignalWaker};
 use crate::worker::{Injected, Punted, Worker};
@@ -99,6 +102,9 @@ const PUNT_QUEUE: usize = 1024;
 /// Capacity of the slow path's queue of frames for the workers to send.
 const INJECT_QUEUE: usize = 1024;
 
+/// Capacity of the queue of frames the control interfaces' kernel sent, for the worker.
+const CONTROL_INJECT_QUEUE: usize = 256;
+
 /// Capacity of the slow path's queue of events for the control loop.
 const EVENT_QUEUE: usize = 256;
 
@@ -110,6 +116,8 @@ struct Threads {
     slow_stop: Arc<AtomicBool>,
     workers: Vec<LcoreHandle<Arc<WorkerCounters>>>,
     slow: Option<std::thread::JoinHandle<()>>,
+    /// The control interfaces' down thread (stopped with the slow path).
+    cpif: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Starts the FPM listener when the `fpm:` section is present and hands its control
@@ -119,6 +127,7 @@ fn start_fpm(
     startup: &StartupConfig,
     ports: &[config::startup::PortIface],
     control: &mut ControlPlane,
+    control_ifs: &[(u32, u16)],
     stats: &Arc<crate::fpm::FpmStats>,
 ) -> Result<
     (
@@ -131,7 +140,7 @@ fn start_fpm(
         return Ok((None, crossbeam_channel::never()));
     };
     let max_labels = (startup.max_label_depth as usize).min(net::fib::MAX_PUSH);
-    let (l, c, rx) = crate::fpm::start(cfg, ports, max_labels, stats.clone())
+    let (l, c, rx) = crate::fpm::start(cfg, ports, max_labels, control_ifs, stats.clone())
         .map_err(|e| RouterError::Spec(format!("fpm: cannot listen on {}: {e}", cfg.listen)))?;
     println!("fpm: listening on {}", l.addr());
     control.attach_fpm(c);
@@ -145,6 +154,7 @@ impl Threads {
             slow_stop: Arc::new(AtomicBool::new(false)),
             workers: Vec::new(),
             slow: None,
+            cpif: None,
         }
     }
 
@@ -152,6 +162,9 @@ impl Threads {
     fn first_death(&self) -> Option<String> {
         if let Some(w) = self.workers.iter().find(|w| w.is_finished()) {
             return Some(format!("the worker on lcore {} stopped", w.lcore()));
+        }
+        if self.cpif.as_ref().is_some_and(|c| c.is_finished()) {
+            return Some("the control-interface thread stopped".into());
         }
         match &self.slow {
             Some(s) if s.is_finished() => Some("the slow-path thread stopped".into()),
@@ -173,6 +186,14 @@ impl Threads {
         if let Some(s) = self.slow.take() {
             if let Err(p) = s.join() {
                 failures.push(RouterError::SlowPath(lcore::panic_message(p.as_ref())));
+            }
+        }
+        if let Some(c) = self.cpif.take() {
+            if let Err(p) = c.join() {
+                failures.push(RouterError::Died(format!(
+                    "the control-interface thread panicked: {}",
+                    lcore::panic_message(p.as_ref())
+                )));
             }
         }
         failures
@@ -211,12 +232,21 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     print_tables(&first);
     let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
     control.attach(rcu.clone());
+    let cpif = create_control_ifaces(&routing.startup, &port_ifaces, &control_stats)?;
+    let cpif_ifindexes = cpif.as_ref().map(|c| c.ifindexes()).unwrap_or_default();
     let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
-    let (fpm_listener, fpm_rx) =
-        start_fpm(&routing.startup, &port_ifaces, &mut control, &fpm_stats)?;
+    let (fpm_listener, fpm_rx) = start_fpm(
+        &routing.startup,
+        &port_ifaces,
+        &mut control,
+        &cpif_ifindexes,
+        &fpm_stats,
+    )?;
     let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
+    let (control_tx, control_rx) = crossbeam_channel::bounded::<Punted>(CONTROL_QUEUE);
     let (event_tx, event_rx) = crossbeam_channel::bounded::<SlowPathEvent>(EVENT_QUEUE);
     let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(INJECT_QUEUE);
+    let (cpif_tx, cpif_rx) = crossbeam_channel::bounded::<Injected>(CONTROL_INJECT_QUEUE);
     let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
 
     let mut threads = Threads::new();
@@ -226,10 +256,22 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         &dev_ids,
         (&routing.pipeline, &local),
         &rcu,
-        punt_tx,
-        inject_rx,
+        PuntQueues {
+            control: control_tx,
+            data: punt_tx,
+        },
+        [inject_rx, cpif_rx],
         &mut threads,
     )?;
+    if let Some(c) = &cpif {
+        threads.cpif = Some(spawn_cpif_down(Down {
+            ifs: c.clone(),
+            pool: Arc::clone(&pool),
+            inject: cpif_tx,
+            stop: threads.slow_stop.clone(),
+            dev_ids: dev_ids.clone(),
+        })?);
+    }
     let slow = SlowPath {
         ports: port_ifaces,
         inject: inject_tx,
@@ -242,8 +284,13 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         stats: control_stats.clone(),
         events: event_tx,
         stop: threads.slow_stop.clone(),
+        cpif: cpif.clone(),
     };
-    threads.slow = Some(spawn_slow_path(slow, punt_rx, spec.test_fault)?);
+    let punts = PuntReceivers {
+        control: control_rx,
+        data: punt_rx,
+    };
+    threads.slow = Some(spawn_slow_path(slow, punts, spec.test_fault)?);
     let fpm_metrics = fpm_listener.as_ref().map(|_| &fpm_stats);
     let _metrics = start_metrics(spec, &dev_ids, &counters, &control_stats, fpm_metrics)?;
 
@@ -277,6 +324,9 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     drop(rcu);
     let mbufs_leaked = pool.in_use().saturating_sub(baseline_in_use);
     reporter.summary(elapsed, &totals, &port_stats, mbufs_leaked);
+    if let Some(c) = &cpif {
+        println!("{}", c.stats().summary());
+    }
     drop(pool);
     drop(eal);
     if let Some(e) = failures.into_iter().next() {
@@ -499,11 +549,12 @@ fn launch_workers(
     dev_ids: &[u16],
     pipeline: (&PipelineConfig, &LocalAddrs),
     rcu: &Arc<Rcu<Fib>>,
-    punt: Sender<Punted>,
-    inject: Receiver<Injected>,
+    punt: PuntQueues,
+    inject: [Receiver<Injected>; 2],
     threads: &mut Threads,
 ) -> Result<Vec<Arc<WorkerCounters>>, RouterError> {
-    let mut inject = Some(inject);
+    let [inject, inject_control] = inject;
+    let (mut inject, mut inject_control) = (Some(inject), Some(inject_control));
     let mut counters = Vec::with_capacity(workers.len());
     for (wi, w) in workers.iter().enumerate() {
         let c = Arc::new(WorkerCounters::new(w.lcore));
@@ -526,6 +577,7 @@ fn launch_workers(
                 .map_err(|e| RouterError::Spec(e.to_string()))?,
             punt: punt.clone(),
             inject: inject.take(),
+            inject_control: inject_control.take(),
         };
         let fault = wi == 0 && spec.test_fault == Some(TestFault::WorkerPanic);
         let h = lcore::launch(w.lcore, move || {
@@ -546,7 +598,7 @@ fn launch_workers(
 /// Step: the slow-path thread (ARP, ICMP, local delivery).
 fn spawn_slow_path(
     slow: SlowPath,
-    punts: Receiver<Punted>,
+    punts: PuntReceivers,
     fault: Option<TestFault>,
 ) -> Result<std::thread::JoinHandle<()>, RouterError> {
     let fault = fault == Some(TestFault::SlowPathPanic);
@@ -559,6 +611,37 @@ fn spawn_slow_path(
             slow.run(punts)
         })
         .map_err(|e| RouterError::Spec(format!("spawn the slow path: {e}")))
+}
+
+/// Step: the ports' control interfaces (`control_interface:`), if any; an error names the
+/// port whose interface cannot be created.
+fn create_control_ifaces(
+    startup: &StartupConfig,
+    ports: &[config::startup::PortIface],
+    stats: &Arc<ControlStats>,
+) -> Result<Option<Arc<ControlIfaces>>, RouterError> {
+    let cfgs = startup.control_interfaces();
+    if cfgs.is_empty() {
+        return Ok(None);
+    }
+    let c = ControlIfaces::create(&cfgs, ports, stats.clone())?;
+    for t in &c.taps {
+        println!(
+            "cpif: port {:?} has control interface {:?} (ifindex {})",
+            ports[t.port as usize].name,
+            t.name,
+            t.ifindex()
+        );
+    }
+    Ok(Some(Arc::new(c)))
+}
+
+/// Step: the thread that sends down what the kernel writes to the control interfaces.
+fn spawn_cpif_down(d: Down) -> Result<std::thread::JoinHandle<()>, RouterError> {
+    std::thread::Builder::new()
+        .name("cpif-down".into())
+        .spawn(move || d.run())
+        .map_err(|e| RouterError::Spec(format!("spawn the control-interface thread: {e}")))
 }
 
 /// Step: the Prometheus endpoint, if configured.

@@ -11,12 +11,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
 use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
 use crate::idle::{Backoff, IdleStep};
+use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
@@ -55,10 +56,14 @@ pub struct Worker<F: Forwarder> {
     pub idle: IdlePolicy,
     pub burst: usize,
     pub forwarder: F,
-    /// The slow path's bounded queue; a full queue drops (counted), never blocks.
-    pub punt: Sender<Punted>,
+    /// The slow path's bounded queues (control traffic and data, [`crate::punt`]); a full
+    /// queue drops (counted), never blocks.
+    pub punt: PuntQueues,
     /// Frames the slow path wants sent (only one worker gets this queue).
     pub inject: Option<Receiver<Injected>>,
+    /// Frames the kernel sent on the control interfaces, taken before `inject` so the
+    /// slow path's own output (ICMP for a flood) never delays them.
+    pub inject_control: Option<Receiver<Injected>>,
 }
 
 impl<F: Forwarder> Worker<F> {
@@ -126,7 +131,7 @@ impl<F: Forwarder> Worker<F> {
     #[inline]
     fn dispatch(&mut self, port: u16, rx: &mut Burst, verdicts: &[Verdict], drops: &mut Burst) {
         let c = &*self.counters;
-        let (mut fwd, mut slow, mut overflow) = (0u64, 0u64, 0u64);
+        let (mut fwd, mut slow, mut overflow, mut overflow_control) = (0u64, 0u64, 0u64, 0u64);
         for (m, v) in rx.drain().zip(verdicts.iter()) {
             match *v {
                 Verdict::Forward { port } => match self.tx.get_mut(port as usize) {
@@ -145,9 +150,10 @@ impl<F: Forwarder> Worker<F> {
                     };
                     match self.punt.try_send(p) {
                         Ok(()) => slow += 1,
-                        Err(e) => {
+                        Err((p, class)) => {
                             overflow += 1;
-                            drop(e.into_inner());
+                            overflow_control += (class == PuntClass::Control) as u64;
+                            drop(p);
                         }
                     }
                 }
@@ -162,22 +168,27 @@ impl<F: Forwarder> Worker<F> {
         if overflow > 0 {
             bump(&c.punt_overflow, overflow);
         }
+        if overflow_control > 0 {
+            bump(&c.punt_overflow_control, overflow_control);
+        }
     }
 
-    /// Queues up to a burst of the slow path's frames on their ports' TX buffers; a frame
-    /// for a port that does not exist is freed and counted.
+    /// Queues up to a burst of each inject queue's frames (the control interfaces' first)
+    /// on their ports' TX buffers; a frame for a port that does not exist is freed and
+    /// counted.
     #[inline]
     fn take_injected(&mut self) {
-        let Some(inj) = &self.inject else { return };
         let c = &*self.counters;
         let (mut n, mut unknown) = (0u64, 0u64);
-        for Injected { port, mbuf } in inj.try_iter().take(BURST_MAX) {
-            n += 1;
-            match self.tx.get_mut(port as usize) {
-                Some(t) => t.push(mbuf),
-                None => {
-                    unknown += 1;
-                    drop(mbuf);
+        for inj in [&self.inject_control, &self.inject].into_iter().flatten() {
+            for Injected { port, mbuf } in inj.try_iter().take(BURST_MAX) {
+                n += 1;
+                match self.tx.get_mut(port as usize) {
+                    Some(t) => t.push(mbuf),
+                    None => {
+                        unknown += 1;
+                        drop(mbuf);
+                    }
                 }
             }
         }

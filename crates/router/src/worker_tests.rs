@@ -12,10 +12,11 @@ use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use super::{Forwarder, Injected, Punted, Worker};
 use crate::counters::{RuntimeDrop, WorkerCounters};
+use crate::punt::PuntQueues;
 use crate::spec::IdlePolicy;
 
 /// Decides by the first byte: 0 forward to port 1, 1 forward to port 9 (none), 2 drop
-/// (no route), 3 slow path.
+/// (no route), 3 slow path (ARP: control), 4 slow path (TTL expired: data).
 struct ByFirstByte;
 
 impl Forwarder for ByFirstByte {
@@ -25,6 +26,7 @@ impl Forwarder for ByFirstByte {
                 0 => Verdict::Forward { port: 1 },
                 1 => Verdict::Forward { port: 9 },
                 2 => Verdict::Drop(DropReason::NoRoute),
+                4 => Verdict::SlowPath(PuntReason::TtlExpired { in_port: 0 }),
                 _ => Verdict::SlowPath(PuntReason::Arp),
             };
         }
@@ -74,9 +76,10 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     let baseline = pool.in_use();
 
     // Into the loopback ring: 3 to forward, 2 for a port that does not exist, 2 without
-    // a route, 2 for the slow path (whose queue holds 1), and one two-segment chain.
+    // a route, a flood of 4 punted data packets (whose queue holds 1) ahead of 2 punted
+    // control packets (whose queue holds 2), and one two-segment chain.
     let mut feed = TxBuffer::new(ring, 0);
-    for first in [0, 0, 0, 1, 1, 2, 2, 3, 3] {
+    for first in [0, 0, 0, 1, 1, 2, 2, 4, 4, 4, 4, 3, 3] {
         feed.push(pool.alloc_with(&frame(first)).unwrap());
     }
     let head = pool.alloc_with(&frame(0)).unwrap();
@@ -84,14 +87,19 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     let chain = head.chain(tail).map_err(|_| "chain").unwrap();
     assert_eq!(chain.nb_segs(), 2);
     feed.push(chain);
-    assert_eq!(feed.flush(), 10);
+    assert_eq!(feed.flush(), 14);
 
-    let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(1);
+    let (data_tx, data_rx) = crossbeam_channel::bounded::<Punted>(1);
+    let (control_tx, control_rx) = crossbeam_channel::bounded::<Punted>(2);
     let (inject_tx, inject_rx) = crossbeam_channel::bounded::<Injected>(8);
     for port in [1, 7] {
         let mbuf = pool.alloc_with(&frame(0)).unwrap();
         inject_tx.send(Injected { port, mbuf }).unwrap();
     }
+    // And one frame from a control interface, on its own queue.
+    let (control_inject_tx, control_inject_rx) = crossbeam_channel::bounded::<Injected>(1);
+    let mbuf = pool.alloc_with(&frame(0)).unwrap();
+    control_inject_tx.send(Injected { port: 1, mbuf }).unwrap();
     let counters = Arc::new(WorkerCounters::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let worker = Worker {
@@ -102,19 +110,23 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         idle: IdlePolicy::BusyPoll,
         burst: 32,
         forwarder: ByFirstByte,
-        punt: punt_tx,
+        punt: PuntQueues {
+            control: control_tx,
+            data: data_tx,
+        },
         inject: Some(inject_rx),
+        inject_control: Some(control_inject_rx),
     };
     let t = std::thread::spawn(move || worker.run());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while counters.snapshot().rx_packets < 10 || counters.snapshot().injected < 2 {
+    while counters.snapshot().rx_packets < 14 || counters.snapshot().injected < 3 {
         assert!(Instant::now() < deadline, "{:?}", counters.snapshot());
         std::thread::sleep(Duration::from_millis(5));
     }
     stop.store(true, Ordering::SeqCst);
     let w = t.join().unwrap().snapshot();
 
-    assert_eq!(w.rx_packets, 10);
+    assert_eq!(w.rx_packets, 14);
     assert_eq!(w.forwarded, 3);
     assert_eq!(w.drops[RuntimeDrop::UnknownEgressPort.index()], 2);
     assert_eq!(w.drops[DropReason::NoRoute.index()], 2);
@@ -124,17 +136,23 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         0,
         "no drop counted as truncated"
     );
-    assert_eq!((w.slow_path, w.punt_overflow), (1, 1));
-    assert_eq!(w.injected, 2);
+    assert_eq!((w.slow_path, w.punt_overflow), (3, 3));
+    assert_eq!(w.punt_overflow_control, 0);
+    // The data flood came first and overflowed its own queue; control lost nothing.
+    let control: Vec<PuntReason> = control_rx.try_iter().map(|p| p.reason).collect();
+    assert_eq!(control, [PuntReason::Arp, PuntReason::Arp]);
+    assert_eq!(data_rx.len(), 1);
+    assert_eq!(w.injected, 3);
     assert_eq!(w.drops[RuntimeDrop::InjectUnknownPort.index()], 1);
     assert_eq!(
         w.tx_packets + w.tx_refused,
-        3 + 1,
-        "3 forwarded, 1 injected"
+        3 + 2,
+        "3 forwarded, 2 injected"
     );
     assert_eq!(w.unaccounted(), 0, "{w:?}");
-    drop(punt_rx);
+    drop(data_rx);
     drop(inject_tx);
+    drop(control_inject_tx);
     for p in &mut ports {
         p.stop().unwrap();
     }

@@ -103,6 +103,10 @@ pub struct PortConfig {
     pub rx_desc: Spanned<u16>,
     #[serde(default = "default_desc")]
     pub tx_desc: Spanned<u16>,
+    /// A Linux TAP twin of the port for FRR's daemons (`control_interface: mr-in`): the
+    /// router creates it with the port's MAC, MTU and addresses, sends it the control
+    /// traffic it does not answer itself and transmits what the kernel writes to it.
+    pub control_interface: Option<Spanned<String>>,
 }
 
 fn default_mtu() -> Spanned<u16> {
@@ -326,6 +330,14 @@ pub struct PortIface {
     pub addresses: Vec<Cidr>,
 }
 
+/// A port's Linux twin as the runtime creates it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlIfaceConfig {
+    pub port: u16,
+    /// The Linux interface name (at most 15 bytes).
+    pub name: String,
+}
+
 pub const DEFAULT_BURST: u16 = 32;
 pub const MAX_BURST: u16 = 512;
 pub const DEFAULT_MAX_LABEL_DEPTH: u8 = 16;
@@ -535,6 +547,20 @@ impl StartupConfig {
         }
         a.extend(self.eal.args.iter().cloned());
         a
+    }
+
+    /// The ports' control interfaces (`control_interface:`), in port order.
+    pub fn control_interfaces(&self) -> Vec<ControlIfaceConfig> {
+        self.ports
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                Some(ControlIfaceConfig {
+                    port: i as u16,
+                    name: p.control_interface.as_ref()?.value.clone(),
+                })
+            })
+            .collect()
     }
 
     /// Ports for the route compiler. `mac(id)` gives the NIC's MAC when the config has

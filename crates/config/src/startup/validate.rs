@@ -90,6 +90,7 @@ pub(super) fn validate(
                 None,
             );
         }
+        validate_control_interface(d, cfg, i, &pp);
         match (&p.pci, &p.vdev) {
             (Some(_), Some(v)) => d.error(
                 v.mark,
@@ -324,6 +325,43 @@ fn validate_arp(d: &Decoder, cfg: &StartupConfig, root: &Node) {
                 Some(hint.into()),
             );
         }
+    }
+}
+
+/// Linux's limit on interface names (IFNAMSIZ - 1).
+const IFNAME_MAX: usize = 15;
+
+/// `control_interface`: a valid Linux interface name, used by one port only.
+fn validate_control_interface(d: &Decoder, cfg: &StartupConfig, i: usize, pp: &Path) {
+    let Some(c) = &cfg.ports[i].control_interface else {
+        return;
+    };
+    let at = Path::Key(pp, "control_interface");
+    let n = &c.value;
+    let bad_char = n
+        .chars()
+        .any(|ch| ch == '/' || ch == ':' || ch.is_whitespace() || ch.is_control());
+    if n.is_empty() || n.len() > IFNAME_MAX || bad_char || n == "." || n == ".." {
+        d.error(
+            c.mark,
+            &at,
+            format!("`{n}` is not a Linux interface name"),
+            Some(format!(
+                "use 1 to {IFNAME_MAX} bytes without spaces, `/` or `:`, e.g. mr-{}",
+                cfg.ports[i].name.value
+            )),
+        );
+    }
+    let earlier = cfg.ports[..i]
+        .iter()
+        .find(|q| q.control_interface.as_ref().is_some_and(|o| o.value == *n));
+    if let Some(q) = earlier {
+        d.error(
+            c.mark,
+            &at,
+            format!("control interface `{n}` is also port `{}`'s", q.name.value),
+            Some("give every port its own control interface".into()),
+        );
     }
 }
 

@@ -48,9 +48,31 @@ pub(crate) fn classify(
     w.keep = w.l3;
     match et {
         ETHERTYPE_ARP if !originate => w.done(Verdict::SlowPath(PuntReason::Arp)),
+        ETHERTYPE_IPV4 if !to_us && control_multicast_frame(data, w.l3) => {
+            ipv4::input(cfg, Some(local), data, w, false)
+        }
         ETHERTYPE_IPV4 | ETHERTYPE_MPLS if !to_us => w.done(Verdict::Drop(DropReason::L2Multicast)),
         ETHERTYPE_IPV4 => ipv4::input(cfg, (!originate).then_some(local), data, w, originate),
         ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
+}
+
+/// Whether a frame the router received as link-layer multicast carries IPv4 to a
+/// link-local control group (OSPF and LDP hellos): it goes through the IPv4 input checks,
+/// which punt it (see [`is_control_multicast`]); any other IPv4 in such a frame is dropped.
+#[inline]
+fn control_multicast_frame(data: &[u8], l3: usize) -> bool {
+    let ff = data.first().is_some_and(|&b| b == 0xff);
+    let dst = data.get(l3 + 16..l3 + 20);
+    !ff && dst.is_some_and(|d| is_control_multicast(u32::from_be_bytes([d[0], d[1], d[2], d[3]])))
+}
+
+/// Whether an IPv4 multicast destination is link-local control traffic (224.0.0.0/24:
+/// OSPF 224.0.0.5/6, LDP hellos 224.0.0.2, ...) that the slow path hands to the port's
+/// control interface, rather than multicast to drop (the router does not forward
+/// multicast). The one place that decides it.
+#[inline]
+pub(crate) fn is_control_multicast(dst: u32) -> bool {
+    dst >> 8 == 0xe0_00_00
 }

@@ -73,6 +73,9 @@ pub(crate) fn check(
         if s8 == 0 || s8 == 127 || s8 >= 224 || d8 == 0 || d8 == 127 || d8 >= 240 {
             return drop(DropReason::MartianAddress);
         }
+        if super::classify::is_control_multicast(dst) {
+            return Err(Verdict::SlowPath(PuntReason::LinkLocalMulticast));
+        }
         if d8 >= 224 {
             return drop(DropReason::Multicast);
         }

@@ -112,6 +112,9 @@ pub enum PuntReason {
     Glean { port: u16 },
     /// IPv4 options present and `punt_ip_options` is set.
     IpOptions,
+    /// Link-local multicast (224.0.0.0/24: OSPF, LDP hellos, ...): control traffic for the
+    /// port's control interface (see `classify::is_control_multicast`).
+    LinkLocalMulticast,
 }
 
 impl PuntReason {
@@ -125,6 +128,7 @@ impl PuntReason {
         "arp_needed",
         "glean",
         "ip_options",
+        "link_local_multicast",
     ];
     /// Number of kinds (size of a per-reason counter array).
     pub const COUNT: usize = PuntReason::NAMES.len();
@@ -140,6 +144,7 @@ impl PuntReason {
             PuntReason::ArpNeeded { .. } => 5,
             PuntReason::Glean { .. } => 6,
             PuntReason::IpOptions => 7,
+            PuntReason::LinkLocalMulticast => 8,
         }
     }
 
@@ -169,6 +174,9 @@ mod tests {
             PuntReason::FragNeeded { in_port: 1, mtu: 2 }.as_str(),
             "frag_needed"
         );
-        assert_eq!(PuntReason::IpOptions.index(), PuntReason::COUNT - 1);
+        assert_eq!(
+            PuntReason::LinkLocalMulticast.index(),
+            PuntReason::COUNT - 1
+        );
     }
 }

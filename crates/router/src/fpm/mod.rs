@@ -41,9 +41,11 @@ fn ifindex_of(name: &str) -> Option<u32> {
     std::fs::read_to_string(p).ok()?.trim().parse().ok()
 }
 
-/// ifindex -> port from the config (ifnames resolved now) and the ports' subnets.
-pub fn port_map(cfg: &FpmConfig, ports: &[PortIface]) -> PortMap {
-    let mut by_ifindex = HashMap::new();
+/// ifindex -> port: the control interfaces' ifindexes (`control`) first, then the
+/// config's `fpm.interfaces` (ifnames resolved now) for the others; and the ports'
+/// subnets for next hops on neither.
+pub fn port_map(cfg: &FpmConfig, ports: &[PortIface], control: &[(u32, u16)]) -> PortMap {
+    let mut by_ifindex: HashMap<u32, u16> = HashMap::new();
     for (i, port) in &cfg.interfaces {
         match i {
             LinuxIf::Index(x) => {
@@ -60,6 +62,9 @@ pub fn port_map(cfg: &FpmConfig, ports: &[PortIface]) -> PortMap {
             },
         }
     }
+    for &(ifindex, port) in control {
+        by_ifindex.insert(ifindex, port);
+    }
     let subnets = ports
         .iter()
         .map(|p| PortSubnets {
@@ -75,6 +80,7 @@ pub fn start(
     cfg: &FpmConfig,
     ports: &[PortIface],
     max_labels: usize,
+    control: &[(u32, u16)],
     stats: Arc<FpmStats>,
 ) -> std::io::Result<(Listener, FpmControl, crossbeam_channel::Receiver<Batch>)> {
     let session = Session::new(
@@ -84,11 +90,49 @@ pub fn start(
             resync_min: cfg.resync_min,
             limits: Limits { max_labels },
         },
-        port_map(cfg, ports),
+        port_map(cfg, ports, control),
         std::time::Instant::now(),
     );
     let (tx, rx) = crossbeam_channel::bounded(CHANNEL_BATCHES);
     let listener = Listener::start(cfg.listen, session, stats.clone(), tx)?;
     let control = FpmControl::new(cfg.publish_interval, ports.to_vec(), stats);
     Ok((listener, control, rx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use config::startup::{FpmConfig, LinuxIf, PortIface};
+
+    #[test]
+    fn control_interfaces_name_their_ports_first() {
+        let mut cfg: FpmConfig = config_fpm();
+        cfg.interfaces = vec![(LinuxIf::Index(7), 1), (LinuxIf::Index(8), 1)];
+        let ports: Vec<PortIface> = (0..2)
+            .map(|id| PortIface {
+                id,
+                name: format!("p{id}"),
+                mac: [0; 6],
+                mtu: 1500,
+                addresses: vec![],
+            })
+            .collect();
+        // ifindex 7 is port 0's control interface: it wins over the config's line.
+        let m = port_map(&cfg, &ports, &[(7, 0), (9, 1)]);
+        assert_eq!(m.port_for(None, 7), Some(0));
+        assert_eq!(m.port_for(None, 8), Some(1));
+        assert_eq!(m.port_for(None, 9), Some(1));
+        assert_eq!(m.port_for(None, 10), None);
+    }
+
+    fn config_fpm() -> FpmConfig {
+        FpmConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            hold_time: std::time::Duration::from_secs(1),
+            resync_settle: std::time::Duration::from_secs(1),
+            resync_min: std::time::Duration::from_secs(1),
+            publish_interval: std::time::Duration::from_millis(1),
+            interfaces: vec![],
+        }
+    }
 }

@@ -55,6 +55,8 @@ pub struct ControlStats {
     pub icmp_rate_limited: AtomicU64,
     /// Retired table snapshots not yet freed (waiting for workers to pass an epoch).
     pub rcu_pending: AtomicU64,
+    /// The control interfaces' frames up and down.
+    pub cpif: crate::cpif::CpifStats,
 }
 
 impl Default for ControlStats {
@@ -92,6 +94,7 @@ impl ControlStats {
             icmp_sent: [const { AtomicU64::new(0) }; 3],
             icmp_rate_limited: AtomicU64::new(0),
             rcu_pending: AtomicU64::new(0),
+            cpif: Default::default(),
         }
     }
 

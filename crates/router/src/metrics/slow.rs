@@ -49,6 +49,8 @@ slow_drops! {
     PipelineDrop => "pipeline_drop",
     PuntedAgain => "punted_again",
     Shutdown => "shutdown",
+    NoControlInterface => "no_control_interface",
+    ControlInterfaceWrite => "control_interface_write_failed",
 }
 
 /// The slow path's mbuf counters.

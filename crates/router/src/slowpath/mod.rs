@@ -16,13 +16,14 @@ mod icmp;
 mod neighbors;
 mod pending;
 mod statics;
+mod up;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use config::startup::PortIface;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender};
 use dpdk::{Mbuf, Mempool};
 use net::fib::Fib;
 use net::icmp::{IcmpConfig, TokenBucket, MAX_ERROR_FRAME};
@@ -31,6 +32,7 @@ use net::pipeline::{Pipeline, PuntReason, Verdict, ORIGINATED};
 use net::rcu::{OfflineReader, Rcu};
 use net::wire::arp::OP_REQUEST;
 
+use crate::cpif::ControlIfaces;
 use crate::metrics::{ControlStats, SlowDrop, SlowPathStats};
 use crate::worker::{Injected, Punted};
 pub use neighbors::ArpPolicy;
@@ -73,6 +75,36 @@ pub struct SlowPath {
     pub stats: Arc<ControlStats>,
     pub events: Sender<SlowPathEvent>,
     pub stop: Arc<AtomicBool>,
+    /// The ports' control interfaces (up: what the router does not answer itself).
+    pub cpif: Option<Arc<ControlIfaces>>,
+}
+
+/// The slow path's two queues ([`crate::punt`]): control traffic is taken first.
+pub struct PuntReceivers {
+    pub control: Receiver<Punted>,
+    pub data: Receiver<Punted>,
+}
+
+impl PuntReceivers {
+    /// The next punted packet, control traffic first.
+    fn try_next(&self) -> Option<Punted> {
+        self.control
+            .try_recv()
+            .or_else(|_| self.data.try_recv())
+            .ok()
+    }
+
+    /// Waits up to `timeout` for a packet; `Err` once the workers are gone.
+    fn wait(&self, timeout: Duration) -> Result<Option<Punted>, ()> {
+        if let Some(p) = self.try_next() {
+            return Ok(Some(p));
+        }
+        crossbeam_channel::select! {
+            recv(self.control) -> p => p.map(Some).map_err(|_| ()),
+            recv(self.data) -> p => p.map(Some).map_err(|_| ()),
+            default(timeout) => Ok(None),
+        }
+    }
 }
 
 /// First IPv4 destination in a frame (below any labels).
@@ -239,6 +271,7 @@ impl State {
             solicited: self.pending.contains(in_port, sender_ip),
             static_mac: self.sp.statics.get(in_port, sender_ip),
         };
+        self.mirror_arp(in_port, m.data());
         let d = self.neighbors.input(&self.sp.ports, &seen, self.now_ns());
         match d.ignored {
             Some(why) => self.discard(m, ignored_reason(why)),
@@ -264,7 +297,8 @@ impl State {
         } = p;
         match reason {
             PuntReason::Arp => self.arp_input(mbuf, in_port),
-            PuntReason::LocalDelivery => self.echo_reply(fib, mbuf, in_port),
+            PuntReason::LocalDelivery => self.local(fib, mbuf, in_port),
+            PuntReason::LinkLocalMulticast => self.up(mbuf, in_port),
             PuntReason::TtlExpired { in_port } => self.time_exceeded(fib, mbuf, in_port),
             PuntReason::FragNeeded { in_port, mtu } => self.frag_needed(fib, mbuf, in_port, mtu),
             PuntReason::ArpNeeded { .. } | PuntReason::Glean { .. } => {
@@ -318,11 +352,11 @@ impl State {
     }
 
     /// Frees what is left at shutdown, counted.
-    fn shut_down(&mut self, rx: &Receiver<Punted>) {
+    fn shut_down(&mut self, rx: &PuntReceivers) {
         for h in self.pending.take_all() {
             self.discard(h.mbuf, SlowDrop::Shutdown);
         }
-        for p in rx.try_iter() {
+        for p in rx.control.try_iter().chain(rx.data.try_iter()) {
             self.stats().packets.fetch_add(1, Relaxed);
             self.discard(p.mbuf, SlowDrop::Shutdown);
         }
@@ -332,7 +366,7 @@ impl State {
 
 impl SlowPath {
     /// Runs until `stop` is set. Packets left in the queue are freed on return.
-    pub fn run(self, rx: Receiver<Punted>) {
+    pub fn run(self, rx: PuntReceivers) {
         let errors = TokenBucket::new(self.icmp.rate_per_sec, self.icmp.burst);
         let echo = TokenBucket::new(self.icmp.echo_rate_per_sec, self.icmp.echo_burst);
         let mut reader: Option<OfflineReader<Fib>> = Some(
@@ -352,10 +386,8 @@ impl SlowPath {
         };
         let mut last_gen = 0;
         while !st.sp.stop.load(Relaxed) {
-            let first = match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(p) => Some(p),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
+            let Ok(first) = rx.wait(Duration::from_millis(50)) else {
+                break;
             };
             let online = reader.take().expect("reader present").online();
             {
@@ -366,7 +398,7 @@ impl SlowPath {
                 }
                 if let Some(p) = first {
                     st.handle(fib, p);
-                    for p in rx.try_iter().take(256) {
+                    for p in std::iter::from_fn(|| rx.try_next()).take(256) {
                         st.handle(fib, p);
                     }
                 }

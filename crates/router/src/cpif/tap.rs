@@ -1,0 +1,185 @@
+//! The set of control interfaces: one TAP per opted-in port, created at startup (an error
+//! naming the port when that fails) and recreated when deleted from outside.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::{Arc, RwLock};
+
+use config::startup::{ControlIfaceConfig, PortIface};
+
+use super::link::{self, LinkError};
+use super::stats::CpifStats;
+use crate::metrics::ControlStats;
+
+/// Why a control interface could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum CpifError {
+    #[error("port {port:?}: cannot create control interface {name:?}: {error}\n  hint: {hint}")]
+    Create {
+        port: String,
+        name: String,
+        error: io::Error,
+        hint: &'static str,
+    },
+    #[error("port {port:?}: control interface {name:?}: {error}")]
+    Configure {
+        port: String,
+        name: String,
+        error: LinkError,
+    },
+}
+
+/// Why a frame did not reach the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpError {
+    /// The port has no control interface.
+    NoInterface,
+    /// The interface is gone or the kernel refused the frame.
+    WriteFailed,
+}
+
+fn hint(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENODEV) => {
+            "no /dev/net/tun: load the tun module (modprobe tun) or give the container the device"
+        }
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            "creating a TAP needs CAP_NET_ADMIN: run as root or grant the capability"
+        }
+        Some(libc::EBUSY) | Some(libc::EINVAL) => {
+            "the name is taken (another interface, or a TAP another process holds): choose \
+             another control_interface name or delete that interface"
+        }
+        _ => "check control_interface in the port's config",
+    }
+}
+
+/// One TAP and the port it belongs to.
+pub struct Tap {
+    pub port: u16,
+    pub name: String,
+    file: RwLock<Option<Arc<File>>>,
+    ifindex: AtomicU32,
+}
+
+impl Tap {
+    /// The open fd, or `None` while the interface is gone.
+    pub fn file(&self) -> Option<Arc<File>> {
+        self.file.read().expect("not poisoned").clone()
+    }
+
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex.load(Relaxed)
+    }
+
+    /// Forgets the fd of an interface found deleted (closing it).
+    pub(super) fn lost(&self) {
+        *self.file.write().expect("not poisoned") = None;
+    }
+}
+
+/// Every control interface, indexed by port.
+pub struct ControlIfaces {
+    pub taps: Vec<Tap>,
+    by_port: Vec<Option<usize>>,
+    pub ports: Vec<PortIface>,
+    control: Arc<ControlStats>,
+}
+
+/// Creates and configures one TAP; its ifindex.
+fn open(c: &ControlIfaceConfig, port: &PortIface) -> Result<(File, u32), CpifError> {
+    let f = dpdk::tap::open_tap(&c.name).map_err(|error| CpifError::Create {
+        port: port.name.clone(),
+        name: c.name.clone(),
+        hint: hint(&error),
+        error,
+    })?;
+    let ifindex = link::configure(&c.name, port).map_err(|error| CpifError::Configure {
+        port: port.name.clone(),
+        name: c.name.clone(),
+        error,
+    })?;
+    Ok((f, ifindex))
+}
+
+impl ControlIfaces {
+    /// Creates the TAPs of `cfgs` with their ports' MAC, MTU and addresses, link up.
+    pub fn create(
+        cfgs: &[ControlIfaceConfig],
+        ports: &[PortIface],
+        control: Arc<ControlStats>,
+    ) -> Result<ControlIfaces, CpifError> {
+        let mut taps = Vec::new();
+        let mut by_port = vec![None; ports.len()];
+        for c in cfgs {
+            let port = &ports[c.port as usize];
+            let (f, ifindex) = open(c, port)?;
+            by_port[c.port as usize] = Some(taps.len());
+            taps.push(Tap {
+                port: c.port,
+                name: c.name.clone(),
+                file: RwLock::new(Some(Arc::new(f))),
+                ifindex: AtomicU32::new(ifindex),
+            });
+        }
+        Ok(ControlIfaces {
+            taps,
+            by_port,
+            ports: ports.to_vec(),
+            control,
+        })
+    }
+
+    /// The counters (exported with the control side's metrics).
+    pub fn stats(&self) -> &CpifStats {
+        &self.control.cpif
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.taps.is_empty()
+    }
+
+    /// The TAP of `port`, if it has one.
+    pub fn of_port(&self, port: u16) -> Option<&Tap> {
+        let i = (*self.by_port.get(port as usize)?)?;
+        self.taps.get(i)
+    }
+
+    /// (ifindex, port) of every interface, for FPM's next hops.
+    pub fn ifindexes(&self) -> Vec<(u32, u16)> {
+        self.taps.iter().map(|t| (t.ifindex(), t.port)).collect()
+    }
+
+    /// Writes one Ethernet frame to `port`'s interface (the kernel receives it).
+    pub fn to_kernel(&self, port: u16, frame: &[u8]) -> Result<(), UpError> {
+        let f = self
+            .of_port(port)
+            .ok_or(UpError::NoInterface)?
+            .file()
+            .ok_or(UpError::WriteFailed)?;
+        match (&*f).write(frame) {
+            Ok(n) if n == frame.len() => {
+                self.stats().up.fetch_add(1, Relaxed);
+                Ok(())
+            }
+            _ => {
+                self.stats().up_failed.fetch_add(1, Relaxed);
+                Err(UpError::WriteFailed)
+            }
+        }
+    }
+
+    /// Creates `tap` again after it was deleted from outside; the error says why not.
+    pub(super) fn recreate(&self, tap: &Tap) -> Result<(), CpifError> {
+        let c = ControlIfaceConfig {
+            port: tap.port,
+            name: tap.name.clone(),
+        };
+        let (f, ifindex) = open(&c, &self.ports[tap.port as usize])?;
+        tap.ifindex.store(ifindex, Relaxed);
+        *tap.file.write().expect("not poisoned") = Some(Arc::new(f));
+        self.stats().recreated.fetch_add(1, Relaxed);
+        Ok(())
+    }
+}

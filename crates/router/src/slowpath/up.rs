@@ -1,0 +1,97 @@
+//! Up: what the router does not answer itself goes to the port's control interface
+//! (TCP/UDP/OSPF to its addresses, link-local multicast, ICMP other than echo requests),
+//! and every ARP frame is mirrored there so the kernel resolves its own neighbours. A
+//! frame written to the kernel counts as handled; without a control interface it is
+//! dropped as before (`no_control_interface`, or echo handling for local delivery).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use dpdk::Mbuf;
+use net::fib::Fib;
+use net::packet::PacketBuf;
+
+use super::State;
+use crate::cpif::UpError;
+use crate::metrics::SlowDrop;
+
+/// The IPv4 header offset of an untagged or single-tagged IPv4 frame.
+fn ipv4_at(frame: &[u8]) -> Option<usize> {
+    match frame.get(12..14)? {
+        [0x08, 0x00] => Some(14),
+        [0x81, 0x00] if frame.get(16..18)? == [0x08, 0x00] => Some(18),
+        _ => None,
+    }
+}
+
+/// Whether an IPv4 frame carries an ICMP echo request (which the router answers).
+fn is_echo_request(frame: &[u8], l3: usize) -> bool {
+    let Some(&vihl) = frame.get(l3) else {
+        return false;
+    };
+    let ihl = (vihl & 0xf) as usize * 4;
+    frame.get(l3 + 9) == Some(&1) && frame.get(l3 + ihl) == Some(&8)
+}
+
+impl State {
+    /// A packet for one of the router's addresses: echo requests (and anything that is not
+    /// plain IPv4, e.g. still labelled) are answered here, the rest goes to the kernel.
+    pub(super) fn local(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
+        let up = self.sp.cpif.is_some()
+            && ipv4_at(m.data()).is_some_and(|l3| !is_echo_request(m.data(), l3));
+        if up {
+            self.up(m, in_port);
+        } else {
+            self.echo_reply(fib, m, in_port);
+        }
+    }
+
+    /// Writes the frame to `in_port`'s control interface.
+    pub(super) fn up(&mut self, m: Mbuf, in_port: u16) {
+        let r = match &self.sp.cpif {
+            Some(c) => c.to_kernel(in_port, m.data()),
+            None => Err(UpError::NoInterface),
+        };
+        match r {
+            Ok(()) => {
+                self.stats().handled.fetch_add(1, Relaxed);
+                drop(m);
+            }
+            Err(UpError::NoInterface) => self.discard(m, SlowDrop::NoControlInterface),
+            Err(UpError::WriteFailed) => self.discard(m, SlowDrop::ControlInterfaceWrite),
+        }
+    }
+
+    /// Gives the kernel a copy of an ARP frame received on `in_port` (if it has a
+    /// control interface; a failed write is counted by the interface's stats).
+    pub(super) fn mirror_arp(&self, in_port: u16, frame: &[u8]) {
+        if let Some(c) = &self.sp.cpif {
+            let _ = c.to_kernel(in_port, frame);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ipv4(proto: u8, icmp_type: u8) -> Vec<u8> {
+        let mut f = vec![0u8; 14 + 20 + 8];
+        f[12..14].copy_from_slice(&[8, 0]);
+        f[14] = 0x45;
+        f[14 + 9] = proto;
+        f[34] = icmp_type;
+        f
+    }
+
+    #[test]
+    fn echo_requests_stay_other_icmp_goes_up() {
+        assert!(is_echo_request(&ipv4(1, 8), 14));
+        assert!(!is_echo_request(&ipv4(1, 0), 14), "echo reply");
+        assert!(!is_echo_request(&ipv4(1, 3), 14), "unreachable");
+        assert!(!is_echo_request(&ipv4(6, 8), 14), "TCP");
+        assert_eq!(ipv4_at(&ipv4(6, 0)), Some(14));
+        let mut mpls = ipv4(6, 0);
+        mpls[12..14].copy_from_slice(&[0x88, 0x47]);
+        assert_eq!(ipv4_at(&mpls), None);
+    }
+}

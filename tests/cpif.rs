@@ -1,0 +1,386 @@
+//! Control-plane interfaces through the real binary: a host in one network namespace, the
+//! router in another on `net_af_packet`, its port's TAP twin (`control_interface:`) in the
+//! router's namespace where a TCP server stands in for FRR's daemons.
+//!
+//! Needs root (as CI runs); skipped with a message otherwise.
+
+mod common;
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, TempDir};
+
+fn sh(args: &[&str]) -> String {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false)
+}
+
+/// Host namespace `h` and router namespace `r`, a veth between them; removed on drop.
+struct Pair {
+    h: String,
+    r: String,
+}
+
+impl Pair {
+    fn new(tag: &str) -> Pair {
+        let id = std::process::id() % 100_000;
+        let p = Pair {
+            h: format!("{tag}{id}h"),
+            r: format!("{tag}{id}r"),
+        };
+        for ns in [&p.h, &p.r] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+            sh(&["ip", "netns", "add", ns]);
+            sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
+        }
+        sh(&[
+            "ip", "link", "add", "eth0", "netns", &p.h, "type", "veth", "peer", "name", "r-h1",
+            "netns", &p.r,
+        ]);
+        for (ns, i) in [(&p.h, "eth0"), (&p.r, "r-h1")] {
+            sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+            sh(&[
+                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
+            ]);
+        }
+        sh(&[
+            "ip",
+            "-n",
+            &p.h,
+            "addr",
+            "add",
+            "10.1.0.2/24",
+            "dev",
+            "eth0",
+        ]);
+        // The veth the af_packet port wraps is also a kernel interface of the router's
+        // namespace: it must not answer ARP or accept packets for the TAP's addresses
+        // itself (a NIC bound to vfio-pci has no such twin).
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &p.r,
+            "sysctl",
+            "-qw",
+            "net.ipv4.conf.r-h1.arp_ignore=1",
+            "net.ipv4.conf.r-h1.rp_filter=1",
+        ]);
+        p
+    }
+
+    fn exec(&self, ns: &str, args: &[&str]) -> Output {
+        Command::new("ip")
+            .args(["netns", "exec", ns])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        for ns in [&self.h, &self.r] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+fn config(dir: &TempDir, prefix: &str) -> std::path::PathBuf {
+    let routes = dir.path("routes.yaml");
+    std::fs::write(&routes, "{}\n").unwrap();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
+         ports:\n  - {{name: h1, vdev: \"net_af_packet_{prefix},iface=r-h1\", \
+         addresses: [10.1.0.1/24], control_interface: mr-h1}}\n\
+         routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n",
+        routes.display()
+    );
+    let p = dir.path("r.yaml");
+    std::fs::write(&p, cfg).unwrap();
+    p
+}
+
+/// The router in its namespace, stopped with SIGTERM (by PID) on drop.
+struct Router {
+    child: Option<Child>,
+    log: std::path::PathBuf,
+}
+
+impl Router {
+    fn start(ns: &str, cfg: &std::path::Path, log: std::path::PathBuf) -> Router {
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns])
+            .arg(bin())
+            .args([
+                "run",
+                "--stats-interval",
+                "0",
+                "--duration",
+                "60",
+                "--config",
+            ])
+            .arg(cfg)
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+            .spawn()
+            .unwrap();
+        Router {
+            child: Some(child),
+            log,
+        }
+    }
+
+    fn output(&self) -> String {
+        let out = std::fs::read_to_string(&self.log).unwrap_or_default();
+        out + &std::fs::read_to_string(self.log.with_extension("err")).unwrap_or_default()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let start = Instant::now();
+        while !self.output().contains(text) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "router never printed {text:?}:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stop(&mut self) -> String {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status();
+            common::wait_bounded(&mut c, Duration::from_secs(20));
+        }
+        self.output()
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                if c.try_wait().ok().flatten().is_some() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+const SERVER: &str = "import socket,sys\n\
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+s.bind(('10.1.0.1', 1790)); s.listen(1); s.settimeout(10)\n\
+c,a=s.accept(); c.sendall(b'hello ' + a[0].encode()); c.close()\n";
+
+const CLIENT: &str = "import socket\n\
+s=socket.create_connection(('10.1.0.1', 1790), timeout=5); print(s.recv(100).decode())\n";
+
+/// A TCP session from the host to the router's address, served by the router
+/// namespace's kernel behind the control interface: SYN up, SYN-ACK down, the kernel's
+/// ARP for the host down and its answer mirrored up.
+fn tcp_through_the_tap(p: &Pair, r: &Router) {
+    let server = Command::new("ip")
+        .args(["netns", "exec", &p.r, "python3", "-c", SERVER])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = scopeguard(server);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = p.exec(&p.h, &["python3", "-c", CLIENT]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("hello 10.1.0.2"),
+        "no answer through the control interface: {text}{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        r.output()
+    );
+    common::wait_bounded(&mut server.0, Duration::from_secs(15));
+}
+
+/// Kills the child (by PID) if a test panics before it ends.
+struct Guard(Child);
+fn scopeguard(c: Child) -> Guard {
+    Guard(c)
+}
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// The router's metrics page, fetched inside its namespace.
+fn scrape(p: &Pair, r: &Router) -> String {
+    let out = r.output();
+    let url = out
+        .lines()
+        .find_map(|l| l.strip_prefix("metrics: "))
+        .unwrap_or_else(|| panic!("no metrics address:\n{out}"))
+        .to_string();
+    let got = p.exec(&p.r, &["curl", "-sf", &url]);
+    String::from_utf8_lossy(&got.stdout).into_owned()
+}
+
+fn link_json(p: &Pair, what: &str) -> String {
+    let out = p.exec(&p.r, &["ip", "-j", what, "show", "dev", "mr-h1"]);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let dir = TempDir::new("cpif");
+    let p = Pair::new("cpa");
+    let port_mac = {
+        let out = p.exec(&p.r, &["cat", "/sys/class/net/r-h1/address"]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let mut r = Router::start(&p.r, &config(&dir, &p.r), dir.path("r.log"));
+    r.wait_for("control interface \"mr-h1\"");
+
+    // Twin: the port's MAC and MTU, its address, up.
+    let link = link_json(&p, "link");
+    assert!(
+        link.contains(&format!("\"address\":\"{port_mac}\"")),
+        "{link}"
+    );
+    assert!(
+        link.contains("\"mtu\":1500") && link.contains("\"UP\""),
+        "{link}"
+    );
+    // The carrier is the port's link state (up), set without error.
+    assert!(link.contains("\"LOWER_UP\""), "{link}");
+    assert!(
+        !r.output().contains("cannot set the carrier"),
+        "{}",
+        r.output()
+    );
+    let addr = link_json(&p, "addr");
+    assert!(
+        addr.contains("\"local\":\"10.1.0.1\",\"prefixlen\":24"),
+        "{addr}"
+    );
+
+    tcp_through_the_tap(&p, &r);
+    // A routes reload (a changed file and SIGHUP) leaves the interface as it was.
+    let ifindex = link_json(&p, "link");
+    std::fs::write(
+        dir.path("routes.yaml"),
+        "ipv4:\n  - prefix: 192.0.2.0/24\n    via: 10.1.0.2\n",
+    )
+    .unwrap();
+    let pid = r.child.as_ref().unwrap().id().to_string();
+    let _ = Command::new("kill").args(["-HUP", &pid]).status();
+    r.wait_for("reload: generation");
+    assert_eq!(
+        link_json(&p, "link"),
+        ifindex,
+        "the TAP is untouched by a reload"
+    );
+    tcp_through_the_tap(&p, &r);
+    // The router still answers echo requests itself.
+    let out = p.exec(
+        &p.h,
+        &["ping", "-c", "2", "-i", "0.2", "-W", "2", "10.1.0.1"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // A frame the port cannot carry: the kernel is told a bigger MTU from outside.
+    sh(&["ip", "-n", &p.r, "link", "set", "mr-h1", "mtu", "4000"]);
+    let _ = p.exec(
+        &p.r,
+        &["ping", "-c", "1", "-W", "1", "-s", "3000", "10.1.0.2"],
+    );
+
+    let metrics = scrape(&p, &r);
+    for line in [
+        "mplsrouter_control_interface_down_dropped_total{reason=\"too_big\"} 1",
+        "mplsrouter_control_interface_recreated_total 0",
+    ] {
+        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
+    }
+    assert!(
+        metrics.contains("mplsrouter_control_interface_frames_total{direction=\"up\"}"),
+        "{metrics}"
+    );
+
+    // Deleted from outside: logged, recreated with its settings, working again.
+    sh(&["ip", "-n", &p.r, "link", "del", "mr-h1"]);
+    r.wait_for("control interface \"mr-h1\" recreated");
+    let addr = link_json(&p, "addr");
+    assert!(addr.contains("\"local\":\"10.1.0.1\""), "{addr}");
+    tcp_through_the_tap(&p, &r);
+
+    let log = r.stop();
+    assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
+    assert!(
+        log.contains("mbufs unaccounted for by the workers: 0"),
+        "{log}"
+    );
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("control interfaces:"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("too_big=1"), "{line}");
+    assert!(line.contains("lost 1 recreated 1"), "{line}");
+    assert!(!log.contains("cannot set the carrier"), "{log}");
+}
+
+#[test]
+fn a_control_interface_name_that_is_taken_stops_startup_naming_the_port() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let dir = TempDir::new("cpif-taken");
+    let p = Pair::new("cpb");
+    sh(&[
+        "ip", "-n", &p.r, "link", "add", "mr-h1", "type", "veth", "peer", "name", "mr-h1p",
+    ]);
+    let mut r = Router::start(&p.r, &config(&dir, &p.r), dir.path("r.log"));
+    let c = r.child.as_mut().unwrap();
+    common::wait_bounded(c, Duration::from_secs(30));
+    let status = c.wait().unwrap();
+    r.child = None;
+    let out = r.output();
+    assert!(!status.success(), "{out}");
+    assert!(
+        out.contains("port \"h1\": cannot create control interface \"mr-h1\"")
+            && out.contains("hint: the name is taken"),
+        "{out}"
+    );
+}
