@@ -10,7 +10,8 @@
 #     dependencies from the Debian mirror, then:
 #     - `mplsrouter --version`, `man mplsrouter-check`, completions in place,
 #       `mplsrouter check /etc/mplsrouter/startup.yaml`, both conffiles registered, the
-#       unit enabled (multi-user.target.wants link) and no router started;
+#       unit passes `systemd-analyze verify` and is enabled, no maintainer script starts
+#       it or touches hugepages or NICs, and no router runs;
 #     - the demo: `gen-traffic demo` and the packaged examples/demo.yaml on vdevs with
 #       --no-huge for a few seconds; it must forward and stop cleanly;
 #  3. remove: binary gone, conffiles (with a local edit) stay; reinstall keeps the edit;
@@ -81,8 +82,10 @@ quiet() {
 APT="DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Use-Pty=0"
 
 t=$(date +%s)
-quiet "rm /etc/dpkg/dpkg.cfg.d/docker-slim; $APT update; $APT install --no-install-recommends man-db" ||
-  fail "apt-get update / man-db in the container"
+# man-db for `man`, systemd for `systemd-analyze verify` and `systemctl is-enabled`
+# (installed, not running: nothing in a container boots it).
+quiet "rm /etc/dpkg/dpkg.cfg.d/docker-slim; $APT update; $APT install --no-install-recommends man-db systemd" ||
+  fail "apt-get update / man-db, systemd in the container"
 say "container $NAME from $BASE ready ($(($(date +%s) - t))s)"
 t=$(date +%s)
 # Recommends too, as apt does by default on a real box (the PMDs are recommends).
@@ -104,11 +107,19 @@ conf=$(docker exec "$NAME" dpkg-query -W -f='${Conffiles}' mplsrouter)
 for f in /etc/mplsrouter/startup.yaml /etc/mplsrouter/routes.yaml; do
   grep -q " $f " <<<"$conf" || fail "$f is not a conffile: $conf"
 done
-quiet 'test -L /etc/systemd/system/multi-user.target.wants/mplsrouter.service' ||
+inside 'systemd-analyze verify /usr/lib/systemd/system/mplsrouter.service' ||
+  fail "systemd-analyze verify found problems in the unit"
+quiet 'test -L /etc/systemd/system/multi-user.target.wants/mplsrouter.service
+       test "$(systemctl is-enabled mplsrouter.service)" = enabled' ||
   fail "the unit is not enabled after install"
+# Not started on install, and no hugepage or NIC changes in any maintainer script.
+scripts=$(for s in preinst postinst prerm postrm; do dpkg-deb -I "$DEB" "$s" 2>/dev/null || true; done)
+if grep -En 'deb-systemd-invoke (start|restart) |systemctl[^|]* (start|restart) |hugepages|devbind|vfio|modprobe' <<<"$scripts"; then
+  fail "a maintainer script starts the router or touches hugepages/NICs (above)"
+fi
 quiet '! ls /proc/[0-9]*/exe -l 2>/dev/null | grep -q /usr/bin/mplsrouter' ||
   fail "installing started the router"
-say "--version, man page, completions, check, conffiles, unit enabled, not started: ok"
+say "--version, man page, completions, check, conffiles, unit verified and enabled, not started: ok"
 
 # The demo: generated traffic replayed on net_pcap, forwarded to net_null.
 t=$(date +%s)
