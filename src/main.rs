@@ -133,6 +133,12 @@ mod docs_tests {
         found.sort();
         pages.sort();
         assert_eq!(found, pages);
+        let check = std::fs::read_to_string(dir.join("man/mplsrouter-check.1")).unwrap();
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(
+            check.contains(&format!("\"mplsrouter {version}\"")),
+            "{check}"
+        );
         assert!(pages.contains(&"mplsrouter-check.1".to_owned()));
         for f in ["mplsrouter.bash", "_mplsrouter", "mplsrouter.fish"] {
             let text = std::fs::read_to_string(dir.join("comp").join(f)).unwrap();

@@ -22,11 +22,25 @@ pub struct OutDirArgs {
 }
 
 /// One page per visible command: mplsrouter.1, mplsrouter-run.1, mplsrouter-check.1, ...
+/// Every page's footer names the program and its version ("mplsrouter 0.1.0").
 pub fn man(cmd: clap::Command, a: OutDirArgs) -> Result<i32> {
     create(&a.dir)?;
-    clap_mangen::generate_to(cmd, &a.dir)
+    let source = format!("{} {}", cmd.get_name(), cmd.get_version().unwrap_or(""));
+    let mut cmd = cmd.disable_help_subcommand(true);
+    cmd.build();
+    write_pages(&cmd, source.trim_end(), &a.dir)
         .with_context(|| format!("cannot write man pages to {}", a.dir.display()))?;
     Ok(0)
+}
+
+fn write_pages(cmd: &clap::Command, source: &str, dir: &Path) -> std::io::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_pages(sub, source, dir)?;
+    }
+    clap_mangen::Man::new(cmd.clone())
+        .source(source)
+        .generate_to(dir)
+        .map(drop)
 }
 
 /// mplsrouter.bash, _mplsrouter (zsh) and mplsrouter.fish.
