@@ -1,37 +1,35 @@
 #!/usr/bin/env bash
-# Packages a host-built mplsrouter binary into a runtime image (docker/Dockerfile, target
-# `prebuilt`): no Rust toolchain and no registry needed. The build context is a small
-# staging directory (the binary, stripped, and dpdk-config/docker-*.yaml), never the
-# repository with its target/ directory.
+# Installs the Debian package of a host-built mplsrouter into a runtime image
+# (docker/Dockerfile, target `prebuilt`): the same .deb bare metal installs, no Rust
+# toolchain and no registry needed. The build context is a small staging directory (the
+# .deb and dpdk-config/docker-*.yaml), never the repository with its target/ directory.
 #
-#   docker/build-image.sh [--bin PATH] [--tag IMAGE] [--base IMAGE] [--testhost] [--no-strip]
+#   docker/build-image.sh [--deb PATH] [--tag IMAGE] [--base IMAGE] [--testhost]
 #
-#   --bin PATH     the binary (default target/release/mplsrouter; build it first with
+#   --deb PATH     the package (default: scripts/package.sh --no-build makes one from
+#                  target/release/mplsrouter; build that first with
 #                  cargo build --release --bin mplsrouter)
 #   --tag IMAGE    image name (default mplsrouter:local)
 #   --base IMAGE   base image (default: whatever docker/build-base.sh finds or makes)
 #   --testhost     also build the CI topology's host image (mplsrouter-testhost:local,
 #                  or --testhost-tag IMAGE)
-#   --no-strip     keep debug info in the packaged binary
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BIN=target/release/mplsrouter
+DEB=""
 TAG=mplsrouter:local
 BASE=""
 TESTHOST=0
 TESTHOST_TAG=mplsrouter-testhost:local
 RUNTIME_BASE_TAG=mplsrouter/runtime-base:local
-STRIP=1
 
 while [ $# -gt 0 ]; do
   case "$1" in
-    --bin) BIN="$2"; shift 2 ;;
+    --deb) DEB="$2"; shift 2 ;;
     --tag) TAG="$2"; shift 2 ;;
     --base) BASE="$2"; shift 2 ;;
     --testhost) TESTHOST=1; shift ;;
     --testhost-tag) TESTHOST_TAG="$2"; shift 2 ;;
-    --no-strip) STRIP=0; shift ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-image.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -39,22 +37,18 @@ done
 
 log() { echo "build-image: $*" >&2; }
 
-[ -x "$BIN" ] || {
-  log "no binary at $BIN: run cargo build --release --bin mplsrouter first (or pass --bin)"
-  exit 1
-}
+if [ -z "$DEB" ]; then
+  DEB=$(scripts/package.sh --no-build | tail -n1)
+fi
+[ -f "$DEB" ] || { log "no package at $DEB (scripts/package.sh makes one)"; exit 1; }
 if [ -z "$BASE" ]; then
   BASE=$(docker/build-base.sh | tail -n1)
 fi
 
 CTX=$(mktemp -d /tmp/mplsrouter-ctx.XXXXXX)
 trap 'rm -rf "$CTX"' EXIT
-mkdir -p "$CTX/target/release" "$CTX/dpdk-config"
-if [ "$STRIP" = 1 ] && command -v strip >/dev/null; then
-  strip --strip-debug -o "$CTX/target/release/mplsrouter" "$BIN"
-else
-  cp "$BIN" "$CTX/target/release/mplsrouter"
-fi
+mkdir -p "$CTX/target/debian" "$CTX/dpdk-config"
+cp "$DEB" "$CTX/target/debian/"
 cp dpdk-config/docker-*.yaml "$CTX/dpdk-config/"
 cp docker/Dockerfile docker/Dockerfile.testhost "$CTX/"
 

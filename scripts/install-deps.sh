@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs everything the build, the tests and the demo need, from Debian's packages.
+# Installs everything the build, the tests and the demo need, from Debian's packages,
+# and cargo-deb (scripts/package.sh) with cargo.
 # Idempotent: packages already present are not touched, and apt is not run at all when
-# nothing is missing. Must run as root (or with sudo available).
+# nothing is missing; cargo-deb is compiled only when `cargo deb` is not there. The apt
+# part must run as root (or with sudo available).
 set -euo pipefail
 
 PACKAGES=(
@@ -19,7 +21,20 @@ PACKAGES=(
   linux-perf
   # container base images without a registry
   debootstrap docker-compose
+  # Debian package checks (scripts/package.sh builds with cargo-deb, installed below)
+  lintian
 )
+# cargo-deb: the version installed on a machine without one (any installed one is kept).
+CARGO_DEB_VERSION=3.8.0
+export PATH="$HOME/.cargo/bin:$PATH"
+
+install_cargo_deb() {
+  if cargo deb --version >/dev/null 2>&1; then
+    return 0
+  fi
+  echo "install-deps: installing cargo-deb $CARGO_DEB_VERSION (cargo install, a few minutes)"
+  cargo install cargo-deb --locked --version "$CARGO_DEB_VERSION"
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,6 +45,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
+  install_cargo_deb
   exit 0
 fi
 
@@ -45,3 +61,4 @@ export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_cargo_deb

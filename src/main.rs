@@ -3,7 +3,7 @@
 
 mod cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -35,6 +35,18 @@ enum Command {
     Stats(cmd::stats::StatsArgs),
 }
 
+/// Package-build commands, added to the parser hidden and absent from `Cli::command()`,
+/// which is what the man pages and completions are generated from.
+#[derive(Subcommand, Debug)]
+enum BuildCommand {
+    /// Write the man pages into DIR.
+    #[command(hide = true)]
+    GenerateMan(cmd::generate::OutDirArgs),
+    /// Write bash, zsh and fish completions into DIR.
+    #[command(hide = true)]
+    GenerateCompletions(cmd::generate::OutDirArgs),
+}
+
 /// Version information shared by `--version` and the `mplsrouter_build_info` metric.
 pub fn build_info() -> router::metrics::BuildInfo {
     router::metrics::BuildInfo {
@@ -45,14 +57,25 @@ pub fn build_info() -> router::metrics::BuildInfo {
 }
 
 fn main() {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let matches = BuildCommand::augment_subcommands(Cli::command()).get_matches();
+    let cli = match BuildCommand::from_arg_matches(&matches) {
+        Ok(BuildCommand::GenerateMan(a)) => exit(cmd::generate::man(Cli::command(), a)),
+        Ok(BuildCommand::GenerateCompletions(a)) => {
+            exit(cmd::generate::completions(Cli::command(), a))
+        }
+        Err(_) => Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit()),
+    };
+    exit(match cli.command {
         Command::Run(a) => cmd::run::run(a),
         Command::Check(a) => cmd::check::run(a),
         Command::GenTraffic(a) => cmd::gen_traffic::run(a),
         Command::BenchLookup(a) => cmd::bench_lookup::run(a),
         Command::Stats(a) => cmd::stats::run(a),
-    };
+    })
+}
+
+/// Exits with the command's status, or prints its error and exits with 1.
+fn exit(result: anyhow::Result<i32>) -> ! {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
@@ -83,5 +106,48 @@ mod tests {
             error_text("cannot read x"),
             "mplsrouter: error: cannot read x"
         );
+    }
+}
+
+#[cfg(test)]
+mod docs_tests {
+    use super::{cmd::generate, Cli};
+    use clap::CommandFactory;
+
+    /// Every public subcommand gets a man page and completions; the package-build
+    /// commands get neither.
+    #[test]
+    fn docs_cover_public_commands_only() {
+        let dir = std::env::temp_dir().join(format!("mplsrouter-docs-{}", std::process::id()));
+        let out = |d: &str| generate::OutDirArgs { dir: dir.join(d) };
+        generate::man(Cli::command(), out("man")).unwrap();
+        generate::completions(Cli::command(), out("comp")).unwrap();
+        let mut pages = vec!["mplsrouter.1".to_owned()];
+        for s in Cli::command().get_subcommands() {
+            pages.push(format!("mplsrouter-{}.1", s.get_name()));
+        }
+        let mut found: Vec<String> = std::fs::read_dir(dir.join("man"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        found.sort();
+        pages.sort();
+        assert_eq!(found, pages);
+        let check = std::fs::read_to_string(dir.join("man/mplsrouter-check.1")).unwrap();
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(
+            check.contains(&format!("\"mplsrouter {version}\"")),
+            "{check}"
+        );
+        assert!(pages.contains(&"mplsrouter-check.1".to_owned()));
+        for f in ["mplsrouter.bash", "_mplsrouter", "mplsrouter.fish"] {
+            let text = std::fs::read_to_string(dir.join("comp").join(f)).unwrap();
+            assert!(text.contains("gen-traffic"), "{f} lacks gen-traffic");
+            assert!(
+                !text.contains("generate-"),
+                "{f} offers a package-build command"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -31,4 +31,4 @@ for spec in ${ROUTER_PORTS:?set ROUTER_PORTS=NAME=ADDRESS=MAC ...}; do
   echo "router-entrypoint: $name (was $dev) mac $mac, kernel addresses removed"
 done
 
-exec /usr/local/bin/mplsrouter "$@"
+exec /usr/bin/mplsrouter "$@"

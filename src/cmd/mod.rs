@@ -3,6 +3,7 @@
 pub mod bench_lookup;
 pub mod check;
 pub mod gen_traffic;
+pub mod generate;
 pub mod prefix_file;
 pub mod run;
 pub mod stats;

@@ -2,8 +2,9 @@
 # Container suite: the router image and the CI topology of docker/compose.yaml.
 #
 #  1. base image: docker/build-base.sh (debootstrap + docker import when nothing can be
-#     pulled; cached across runs), runtime image with the host-built binary
-#     (docker/build-image.sh, target `prebuilt`) and the test-host image;
+#     pulled; cached across runs), runtime image with the Debian package of the host-built
+#     binary (scripts/package.sh, docker/build-image.sh, target `prebuilt`) and the
+#     test-host image;
 #  2. `smoke` service (net_null ports): the data path runs, /metrics answers (see
 #     METRICS below), SIGTERM stops it cleanly with every mbuf back and every packet
 #     accounted for;
@@ -18,7 +19,7 @@
 # Skipped, with a message, only when no Docker engine is reachable.
 #
 # Knobs (environment):
-#   MPLSROUTER_BIN              binary to package (default target/release/mplsrouter)
+#   (the binary packaged is target/release/mplsrouter: cargo build --release --bin mplsrouter)
 #   MPLSROUTER_DOCKER_METRICS   require (default) | auto (auto: SKIP the /metrics checks,
 #                               saying so, when nothing listens on the port)
 #   MPLSROUTER_DOCKER_TIMEOUT   whole-suite limit in seconds (default 600)
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/../.."
 
 METRICS=${MPLSROUTER_DOCKER_METRICS:-require}
 LIMIT=${MPLSROUTER_DOCKER_TIMEOUT:-600}
-BIN=${MPLSROUTER_BIN:-target/release/mplsrouter}
+BIN=target/release/mplsrouter
 PROJECT=mplsrouter-ci
 IMAGE=mplsrouter:suite
 TESTHOST_IMAGE=mplsrouter-testhost:local
@@ -105,7 +106,8 @@ t=$(date +%s)
 BASE=$(docker/build-base.sh | tail -n1) || fail "no base image (docker/build-base.sh)"
 say "base image $BASE ($(($(date +%s) - t))s)"
 t=$(date +%s)
-docker/build-image.sh --bin "$BIN" --base "$BASE" --tag "$IMAGE" --testhost \
+DEB=$(scripts/package.sh --no-build | tail -n1) || fail "scripts/package.sh failed"
+docker/build-image.sh --deb "$DEB" --base "$BASE" --tag "$IMAGE" --testhost \
   --testhost-tag "$TESTHOST_IMAGE" >/dev/null || fail "image build failed"
 say "images $IMAGE, $TESTHOST_IMAGE built ($(($(date +%s) - t))s)"
 
@@ -114,7 +116,7 @@ cid() { dc ps -q "$1"; }
 wait_log() {
   local i
   for ((i = 0; i < $3 * 5; i++)); do
-    docker logs "$1" 2>&1 | grep -Eq "$2" && return 0
+    grep -Eq "$2" <<<"$(docker logs "$1" 2>&1)" && return 0
     [ "$(docker inspect -f '{{.State.Running}}' "$1")" = true ] || return 1
     sleep 0.2
   done
@@ -127,7 +129,9 @@ stop_clean() {
   local code
   code=$(docker inspect -f '{{.State.ExitCode}}' "$1")
   [ "$code" = 0 ] || fail "$2 exited with status $code after SIGTERM"
-  docker logs "$1" 2>&1 | grep -q '^mbufs not returned to the pool: 0$' ||
+  # Not `docker logs | grep -q`: grep quits at the match, docker logs then dies of
+  # SIGPIPE writing the lines after it, and pipefail turns a clean stop into a failure.
+  grep -q '^mbufs not returned to the pool: 0$' <<<"$(docker logs "$1" 2>&1)" ||
     fail "$2: no clean summary (mbufs not returned to the pool: 0) after SIGTERM"
 }
 # field NAME LINE: the number after NAME in a summary line
