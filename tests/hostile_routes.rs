@@ -179,6 +179,12 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
         );
         println!("{what}: rejected in {:.0?}", t.elapsed());
         assert_eq!(value(&after, GENERATION), gen0, "{what}: table unchanged");
+        // The counter can move before the router's stderr has been read: wait (bounded)
+        // for the message too.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !r.output().contains(message) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert!(
             r.output().contains(message),
             "{what}: {message:?} in\n{}",
