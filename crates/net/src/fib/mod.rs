@@ -19,7 +19,9 @@ mod delta;
 mod ecmp;
 mod label_table;
 mod lpm4;
+mod lpm6;
 pub mod prefix_list;
+pub mod prefix_list6;
 
 pub use adjacency::{Adjacency, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
@@ -27,6 +29,7 @@ pub use delta::FibDelta;
 pub use ecmp::{EcmpError, EcmpGroup, ECMP_BUCKETS};
 pub use label_table::LabelTable;
 pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};
+pub use lpm6::{mask6, Lpm6};
 
 /// Index of an [`Adjacency`] in a [`Fib`].
 pub type AdjId = u32;
