@@ -8,8 +8,8 @@
 use super::layout::{slot, Arrays, Node, NODE, STRIDE, TOP_BITS};
 use crate::prefetch::prefetch;
 
-/// Keys walked together by the batched lookup.
-const BURST: usize = 32;
+/// Keys walked together by the batched lookup (at most 256: indices are u8).
+const BURST: usize = 64;
 
 /// One step at node `n`, depth `d`: `Ok(child index)` or `Err(encoded leaf)`.
 #[inline(always)]
@@ -51,34 +51,52 @@ pub(super) fn lookup_batch(a: &Arrays, short: &[u32], addrs: &[u128], out: &mut 
     }
 }
 
-/// `out[i]` holds `NODE | node` while key `i` is inside the trie, then its encoded value.
+/// Looks up one burst: top entries first (prefetching each root node), then one level per
+/// pass over the keys still inside the trie (prefetching each next node, or the leaf
+/// where the walk ends), then every leaf, by then in cache or on its way.
 fn burst(a: &Arrays, short: &[u32], keys: &[u128], out: &mut [u32]) {
-    let mut pending = false;
-    for (k, o) in keys.iter().zip(out.iter_mut()) {
-        *o = a.top[(k >> (128 - TOP_BITS)) as usize];
-        if *o & NODE != 0 {
-            prefetch(&a.nodes[(*o & !NODE) as usize]);
-            pending = true;
+    let mut cur = [0u32; BURST];
+    let (mut walk, mut nw) = ([0u8; BURST], 0);
+    let (mut done, mut nd) = ([0u8; BURST], 0);
+    for (i, k) in keys.iter().enumerate() {
+        let e = a.top[(k >> (128 - TOP_BITS)) as usize];
+        out[i] = e;
+        if e & NODE != 0 {
+            cur[i] = e & !NODE;
+            prefetch(&a.nodes[cur[i] as usize]);
+            walk[nw] = i as u8;
+            nw += 1;
         }
     }
     let mut d = TOP_BITS;
-    while pending {
-        pending = false;
-        for (k, o) in keys.iter().zip(out.iter_mut()) {
-            if *o & NODE == 0 {
-                continue;
-            }
-            match step(a, &a.nodes[(*o & !NODE) as usize], *k, d) {
-                Ok(child) => {
-                    prefetch(&a.nodes[child as usize]);
-                    *o = NODE | child;
-                    pending = true;
-                }
-                Err(0) => *o = short[(k >> (128 - TOP_BITS)) as usize],
-                Err(v) => *o = v,
+    while nw > 0 {
+        let mut still = 0;
+        for j in 0..nw {
+            let i = walk[j] as usize;
+            let n = &a.nodes[cur[i] as usize];
+            let v = slot(keys[i], d);
+            let upto = (2u64 << v).wrapping_sub(1);
+            if n.vector & (1 << v) != 0 {
+                cur[i] = n.base_child + (n.vector & upto).count_ones() - 1;
+                prefetch(&a.nodes[cur[i] as usize]);
+                walk[still] = i as u8;
+                still += 1;
+            } else {
+                cur[i] = n.base_leaf + (n.leafvec & upto).count_ones() - 1;
+                prefetch(&a.leaves[cur[i] as usize]);
+                done[nd] = i as u8;
+                nd += 1;
             }
         }
+        nw = still;
         d += STRIDE;
+    }
+    for &i in &done[..nd] {
+        let i = i as usize;
+        out[i] = match a.leaves[cur[i] as usize] {
+            0 => short[(keys[i] >> (128 - TOP_BITS)) as usize],
+            v => v,
+        };
     }
     for o in out.iter_mut().take(keys.len()) {
         *o = o.wrapping_sub(1); // 0 (no route) becomes NO_ROUTE
