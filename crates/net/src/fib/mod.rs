@@ -8,6 +8,8 @@
 //! - IPv4: [`Lpm4`] maps the destination to a route id; `routes[id]` is an [`Ipv4Route`]
 //!   (target + TTL mode). Routes are interned, so a full table has only as many distinct
 //!   route ids as distinct (next hop, TTL mode) pairs: a few hundred, not a million.
+//! - IPv6: [`Lpm6`] (same values, same role) is built and tested but not yet part of a
+//!   [`Fib`] (issue 20).
 //! - MPLS: [`LabelTable`] maps the top label to an index into `label_entries`, a
 //!   [`LabelEntry`] (operation, next hop, TTL mode).
 //! - A [`NextHop`] is an [`Adjacency`] or an [`EcmpGroup`] of adjacencies, resolved with

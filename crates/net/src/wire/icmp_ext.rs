@@ -73,9 +73,40 @@ pub fn parse_extension(data: &[u8], original_len: usize) -> Result<(&[u8], Optio
             return Err(WireError::Malformed("RFC 4884 object length"));
         }
         if objs[2] == CLASS_MPLS_STACK && objs[3] == CTYPE_INCOMING_STACK {
+            // Whole 4-byte entries only (RFC 4950 §7): what parses must re-emit.
+            if !(l - OBJ_HEADER_LEN).is_multiple_of(4) {
+                return Err(WireError::Malformed(
+                    "RFC 4950 object is not whole label entries",
+                ));
+            }
             return Ok((original, Some(&objs[OBJ_HEADER_LEN..l])));
         }
         objs = &objs[l..];
     }
     Ok((original, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_stack_object_round_trips_and_partial_entries_are_refused() {
+        let stack = [0x00, 0x06, 0x41, 0x01];
+        let mut data = [0u8; 8 + 12];
+        emit_mpls_extension(&mut data[8..], &stack).unwrap();
+        assert_eq!(
+            parse_extension(&data, 8),
+            Ok((&data[..8], Some(&stack[..])))
+        );
+        // Found by the wire6 fuzz target: a 6-byte object parsed, then could not be emitted.
+        data[8 + 4..8 + 6].copy_from_slice(&6u16.to_be_bytes());
+        data[8 + 2..8 + 4].fill(0);
+        let c = checksum::compute(&data[8..]);
+        data[8 + 2..8 + 4].copy_from_slice(&c.to_be_bytes());
+        assert!(matches!(
+            parse_extension(&data, 8),
+            Err(WireError::Malformed(_))
+        ));
+    }
 }
