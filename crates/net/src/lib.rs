@@ -4,9 +4,10 @@
 //! buffers (in the spirit of quinn-proto). The DPDK runtime (`crates/router`) calls into this
 //! crate with mbufs through the [`packet::PacketBuf`] trait.
 //!
-//! - [`wire`]: checked zero-copy views over Ethernet, MPLS, IPv4, ICMP, UDP/TCP headers.
-//! - [`fib`]: the read-mostly tables (IPv4 LPM, label table, adjacencies, ECMP groups) and the
-//!   immutable [`fib::Fib`] snapshot that bundles them.
+//! - [`wire`]: checked zero-copy views over Ethernet, MPLS, IPv4, ICMP, IPv6 (extension
+//!   headers, ICMPv6, NDP), UDP/TCP headers.
+//! - [`fib`]: the read-mostly tables (IPv4 LPM, label table, adjacencies, ECMP groups; the
+//!   IPv6 LPM, not yet in the snapshot) and the immutable [`fib::Fib`] that bundles them.
 //! - [`pipeline`]: one burst in, one verdict per packet out.
 //! - [`icmp`]: building ICMP replies and errors (sent by the runtime's slow path).
 //! - [`rcu`]: epoch-based (QSBR) publication of `Fib` snapshots to the workers.

@@ -8,6 +8,8 @@
 //! - IPv4: [`Lpm4`] maps the destination to a route id; `routes[id]` is an [`Ipv4Route`]
 //!   (target + TTL mode). Routes are interned, so a full table has only as many distinct
 //!   route ids as distinct (next hop, TTL mode) pairs: a few hundred, not a million.
+//! - IPv6: [`Lpm6`] (same values, same role) is built and tested but not yet part of a
+//!   [`Fib`] (issue 20).
 //! - MPLS: [`LabelTable`] maps the top label to an index into `label_entries`, a
 //!   [`LabelEntry`] (operation, next hop, TTL mode).
 //! - A [`NextHop`] is an [`Adjacency`] or an [`EcmpGroup`] of adjacencies, resolved with
@@ -19,7 +21,9 @@ mod delta;
 mod ecmp;
 mod label_table;
 mod lpm4;
+mod lpm6;
 pub mod prefix_list;
+pub mod prefix_list6;
 
 pub use adjacency::{Adjacency, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
@@ -27,6 +31,7 @@ pub use delta::FibDelta;
 pub use ecmp::{EcmpError, EcmpGroup, ECMP_BUCKETS};
 pub use label_table::LabelTable;
 pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};
+pub use lpm6::{mask6, Lpm6};
 
 /// Index of an [`Adjacency`] in a [`Fib`].
 pub type AdjId = u32;

@@ -19,16 +19,7 @@ pub enum PrefixListError {
 /// Parses a prefix list: one `a.b.c.d/len` per line; blank lines and `#` comments are
 /// skipped; host bits are cleared. Gzip input (by its magic bytes) is decompressed first.
 pub fn parse_prefix_list(bytes: &[u8]) -> Result<Vec<(u32, u8)>, PrefixListError> {
-    let mut text = String::new();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::MultiGzDecoder::new(bytes)
-            .read_to_string(&mut text)
-            .map_err(PrefixListError::Gzip)?;
-    } else {
-        text = std::str::from_utf8(bytes)
-            .map_err(|_| PrefixListError::NotText)?
-            .to_owned();
-    }
+    let text = read_text(bytes)?;
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -49,6 +40,21 @@ pub fn parse_prefix_list(bytes: &[u8]) -> Result<Vec<(u32, u8)>, PrefixListError
         out.push((u32::from(addr) & mask, len));
     }
     Ok(out)
+}
+
+/// The list as text: gzip (by its magic bytes) is decompressed, plain text taken as is.
+pub(crate) fn read_text(bytes: &[u8]) -> Result<String, PrefixListError> {
+    let mut text = String::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_string(&mut text)
+            .map_err(PrefixListError::Gzip)?;
+        Ok(text)
+    } else {
+        Ok(std::str::from_utf8(bytes)
+            .map_err(|_| PrefixListError::NotText)?
+            .to_owned())
+    }
 }
 
 /// SplitMix64: a small, fast, deterministic generator (no dependency needed).

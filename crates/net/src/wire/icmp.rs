@@ -1,6 +1,10 @@
 //! ICMPv4 (RFC 792) with the RFC 4884 extension structure and the RFC 4950 MPLS label
 //! stack object.
 
+use super::icmp_ext::{emit_mpls_extension, extension_len, padded_original_len};
+pub use super::icmp_ext::{
+    CLASS_MPLS_STACK, CTYPE_INCOMING_STACK, EXTENSION_VERSION, ORIGINAL_LEN_WITH_EXTENSION,
+};
 use super::{be16, checksum, put16, Result, WireError};
 
 pub const TYPE_ECHO_REPLY: u8 = 0;
@@ -13,15 +17,6 @@ pub const CODE_FRAG_NEEDED: u8 = 4;
 pub const CODE_TTL_EXCEEDED: u8 = 0;
 /// Bytes of the ICMP header.
 pub const HEADER_LEN: usize = 8;
-/// RFC 4884: with an extension, the original datagram field is padded to this length.
-pub const ORIGINAL_LEN_WITH_EXTENSION: usize = 128;
-/// RFC 4884 extension structure version.
-pub const EXTENSION_VERSION: u8 = 2;
-/// RFC 4950: MPLS label stack object class and C-type.
-pub const CLASS_MPLS_STACK: u8 = 1;
-pub const CTYPE_INCOMING_STACK: u8 = 1;
-const EXT_HEADER_LEN: usize = 4;
-const OBJ_HEADER_LEN: usize = 4;
 
 /// A checked view of an ICMPv4 message (the IPv4 payload).
 #[derive(Debug, Clone)]
@@ -120,7 +115,8 @@ impl<'a> Icmpv4Repr<'a> {
             TYPE_ECHO_REQUEST => Ok(Icmpv4Repr::EchoRequest { ident, seq, data }),
             TYPE_ECHO_REPLY => Ok(Icmpv4Repr::EchoReply { ident, seq, data }),
             t @ (TYPE_TIME_EXCEEDED | TYPE_DST_UNREACHABLE) => {
-                let (original, mpls) = parse_extension(data, p.original_len_words())?;
+                let words = p.original_len_words() as usize;
+                let (original, mpls) = super::icmp_ext::parse_extension(data, words * 4)?;
                 Ok(if t == TYPE_TIME_EXCEEDED {
                     Icmpv4Repr::TimeExceeded {
                         code: p.code(),
@@ -176,16 +172,7 @@ impl<'a> Icmpv4Repr<'a> {
         let (_, _, _, body, mpls) = self.parts();
         match mpls {
             None => HEADER_LEN + body.len(),
-            Some(s) => {
-                HEADER_LEN
-                    + body
-                        .len()
-                        .max(ORIGINAL_LEN_WITH_EXTENSION)
-                        .next_multiple_of(4)
-                    + EXT_HEADER_LEN
-                    + OBJ_HEADER_LEN
-                    + s.len()
-            }
+            Some(s) => HEADER_LEN + padded_original_len(body.len(), 4) + extension_len(s),
         }
     }
 
@@ -200,25 +187,12 @@ impl<'a> Icmpv4Repr<'a> {
         buf[4..8].copy_from_slice(&rest);
         buf[HEADER_LEN..HEADER_LEN + body.len()].copy_from_slice(body);
         if let Some(stack) = mpls {
-            if stack.len() % 4 != 0 || stack.len() + OBJ_HEADER_LEN > u16::MAX as usize {
-                return Err(WireError::Malformed("label stack object length"));
-            }
-            let orig = body
-                .len()
-                .max(ORIGINAL_LEN_WITH_EXTENSION)
-                .next_multiple_of(4);
+            let orig = padded_original_len(body.len(), 4);
             if orig / 4 > u8::MAX as usize {
                 return Err(WireError::Malformed("original datagram too long"));
             }
             buf[5] = (orig / 4) as u8;
-            let ext = &mut buf[HEADER_LEN + orig..];
-            ext[0] = EXTENSION_VERSION << 4;
-            put16(ext, 4, (OBJ_HEADER_LEN + stack.len()) as u16);
-            ext[6] = CLASS_MPLS_STACK;
-            ext[7] = CTYPE_INCOMING_STACK;
-            ext[8..8 + stack.len()].copy_from_slice(stack);
-            let c = checksum::compute(ext);
-            put16(ext, 2, c);
+            emit_mpls_extension(&mut buf[HEADER_LEN + orig..], stack)?;
         }
         let c = checksum::compute(buf);
         put16(buf, 2, c);
@@ -229,33 +203,6 @@ impl<'a> Icmpv4Repr<'a> {
 fn echo_rest(ident: u16, seq: u16) -> [u8; 4] {
     let (i, s) = (ident.to_be_bytes(), seq.to_be_bytes());
     [i[0], i[1], s[0], s[1]]
-}
-
-/// Splits an error message's data into the original datagram and the RFC 4950 stack.
-fn parse_extension(data: &[u8], words: u8) -> Result<(&[u8], Option<&[u8]>)> {
-    if words == 0 {
-        return Ok((data, None));
-    }
-    let orig = words as usize * 4;
-    let (original, ext) = data.split_at_checked(orig).ok_or(WireError::Truncated)?;
-    if ext.len() < EXT_HEADER_LEN || ext[0] >> 4 != EXTENSION_VERSION {
-        return Err(WireError::Malformed("RFC 4884 extension header"));
-    }
-    if be16(ext, 2) != 0 && checksum::sum(ext) != 0xffff {
-        return Err(WireError::Checksum);
-    }
-    let mut objs = &ext[EXT_HEADER_LEN..];
-    while objs.len() >= OBJ_HEADER_LEN {
-        let l = be16(objs, 0) as usize;
-        if l < OBJ_HEADER_LEN || l > objs.len() {
-            return Err(WireError::Malformed("RFC 4884 object length"));
-        }
-        if objs[2] == CLASS_MPLS_STACK && objs[3] == CTYPE_INCOMING_STACK {
-            return Ok((original, Some(&objs[OBJ_HEADER_LEN..l])));
-        }
-        objs = &objs[l..];
-    }
-    Ok((original, None))
 }
 
 #[cfg(test)]

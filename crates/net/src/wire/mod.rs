@@ -11,9 +11,14 @@ pub mod arp;
 pub mod checksum;
 pub mod ethernet;
 pub mod icmp;
+pub mod icmp_ext;
+pub mod icmpv6;
 pub mod ipv4;
+pub mod ipv6;
+pub mod ipv6_ext;
 pub mod l4;
 pub mod mpls;
+pub mod ndp;
 
 /// Why a view or `Repr` refused a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

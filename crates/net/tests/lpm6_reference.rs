@@ -1,0 +1,234 @@
+//! Lpm6 against naive references (longest match by scan; by hash per length on the full
+//! view): edge cases, property tests, incremental changes, and the real full view.
+
+mod lpm_common;
+
+use std::collections::HashMap;
+
+use net::fib::prefix_list6::{
+    parse_prefix_list6, random_keys_in6, random_keys_per_prefix6, spread_values6,
+};
+use net::fib::{mask6, Lpm6, NO_ROUTE};
+use proptest::prelude::*;
+
+/// Longest match by scanning every prefix: slow, obviously right.
+#[derive(Default, Clone, Debug)]
+struct ScanRef6(Vec<(u128, u8, u32)>);
+
+impl ScanRef6 {
+    fn insert(&mut self, a: u128, l: u8, v: u32) {
+        let a = a & mask6(l);
+        self.0.retain(|p| (p.0, p.1) != (a, l));
+        self.0.push((a, l, v));
+    }
+    fn remove(&mut self, a: u128, l: u8) -> Option<u32> {
+        let a = a & mask6(l);
+        let i = self.0.iter().position(|p| (p.0, p.1) == (a, l))?;
+        Some(self.0.remove(i).2)
+    }
+    fn lookup(&self, k: u128) -> Option<u32> {
+        self.0
+            .iter()
+            .filter(|p| k & mask6(p.1) == p.0)
+            .max_by_key(|p| p.1)
+            .map(|p| p.2)
+    }
+}
+
+fn check(lpm: &Lpm6, keys: &[u128], want: impl Fn(u128) -> Option<u32>) {
+    let mut out = vec![0; keys.len()];
+    lpm.lookup_batch(keys, &mut out);
+    for (k, o) in keys.iter().zip(&out) {
+        let w = want(*k);
+        assert_eq!(lpm.lookup(*k), w, "lookup {k:#034x}");
+        assert_eq!(*o, w.unwrap_or(NO_ROUTE), "lookup_batch {k:#034x}");
+    }
+}
+
+/// Both ends of every prefix, their neighbours and the middle.
+fn edge_keys(r: &ScanRef6) -> Vec<u128> {
+    let mut keys = vec![0, u128::MAX, 1 << 127, (1 << 127) - 1];
+    for &(a, l, _) in &r.0 {
+        let last = a | !mask6(l);
+        keys.extend([
+            a,
+            last,
+            a.wrapping_sub(1),
+            last.wrapping_add(1),
+            a | (!mask6(l) >> 1),
+        ]);
+    }
+    keys
+}
+
+fn p(s: &str) -> (u128, u8) {
+    let (a, l) = s.split_once('/').unwrap();
+    (
+        a.parse::<std::net::Ipv6Addr>().unwrap().into(),
+        l.parse().unwrap(),
+    )
+}
+
+#[test]
+fn empty_table_misses() {
+    let lpm = Lpm6::new();
+    assert!(lpm.is_empty());
+    assert_eq!(lpm.lookup(1), None);
+    let mut out = [0; 3];
+    lpm.lookup_batch(&[1, 2, 3], &mut out);
+    assert_eq!(out, [NO_ROUTE; 3]);
+}
+
+#[test]
+fn nesting_at_every_level_boundary_and_host_routes() {
+    let mut lpm = Lpm6::new();
+    let mut r = ScanRef6::default();
+    let routes = [
+        ("::/0", 1),
+        ("2000::/3", 2),
+        ("2001:db8::/16", 3),
+        ("2001:db8::/17", 4),
+        ("2001:db8::/22", 5),
+        ("2001:db8::/23", 6),
+        ("2001:db8:1::/48", 7),
+        ("2001:db8:1::/64", 8),
+        ("2001:db8:1::1/128", 9),
+        ("2001:db8:1::/127", 10),
+        ("2001:db8:1::/124", 11),
+        ("2001:db8:1::/125", 12),
+        ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128", 13),
+        ("::/128", 14),
+        ("fe80::/10", 15),
+        ("2001:db8:ffff::/47", 16),
+    ];
+    for (s, v) in routes {
+        let (a, l) = p(s);
+        lpm.insert(a, l, v);
+        r.insert(a, l, v);
+        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+    }
+    let bulk = Lpm6::from_prefixes(r.0.iter().copied());
+    check(&bulk, &edge_keys(&r), |k| r.lookup(k));
+    for (s, _) in routes.iter().rev() {
+        let (a, l) = p(s);
+        assert_eq!(lpm.remove(a, l), r.remove(a, l));
+        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+    }
+    assert!(lpm.is_empty());
+    assert_eq!(lpm.remove(0, 0), None);
+}
+
+/// Prefixes around a few bases so that they nest, at every length.
+fn prefix() -> impl Strategy<Value = (u128, u8, u32)> {
+    let bases = [
+        0x2001_0db8u128 << 96,
+        0x2a00_1450_4001u128 << 80,
+        0xfe80u128 << 112,
+        0,
+        u128::MAX,
+    ];
+    (
+        0usize..bases.len(),
+        any::<u128>(),
+        0u8..=128,
+        0u32..1000,
+        0u32..129,
+    )
+        .prop_map(move |(b, noise, l, v, flip)| {
+            // Keep the base's top bits, randomise from a random depth down.
+            let keep = mask6(flip.min(128) as u8);
+            ((bases[b] & keep) | (noise & !keep), l, v)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn matches_the_scan_reference(
+        routes in proptest::collection::vec(prefix(), 0..60),
+        extra in proptest::collection::vec(any::<u128>(), 0..50),
+    ) {
+        let mut r = ScanRef6::default();
+        for &(a, l, v) in &routes {
+            r.insert(a, l, v);
+        }
+        let lpm = Lpm6::from_prefixes(routes.iter().copied());
+        prop_assert_eq!(lpm.len(), r.0.len());
+        let mut keys = edge_keys(&r);
+        keys.extend(extra);
+        check(&lpm, &keys, |k| r.lookup(k));
+    }
+
+    #[test]
+    fn incremental_changes_match_the_reference(
+        ops in proptest::collection::vec((prefix(), any::<bool>()), 1..80),
+    ) {
+        let mut r = ScanRef6::default();
+        let mut lpm = Lpm6::new();
+        for ((a, l, v), add) in ops {
+            if add {
+                lpm.insert(a, l, v);
+                r.insert(a, l, v);
+            } else {
+                prop_assert_eq!(lpm.remove(a, l), r.remove(a, l));
+            }
+        }
+        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+        let mut got = lpm.to_vec();
+        let mut want = r.0.clone();
+        got.sort_unstable();
+        want.sort_unstable();
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn many_changes_in_one_chunk_trigger_relayouts_and_stay_right() {
+    let mut lpm = Lpm6::new();
+    let mut r = ScanRef6::default();
+    let base = 0x2001_0db8u128 << 96;
+    for i in 0..3000u128 {
+        let (a, l) = (base | (i << 80), 48);
+        lpm.insert(a, l, i as u32);
+        r.insert(a, l, i as u32);
+        if i % 3 == 0 {
+            lpm.remove(a, l);
+            r.remove(a, l);
+        }
+    }
+    let (nodes, _) = lpm.shape();
+    let fresh = Lpm6::from_prefixes(r.0.iter().copied());
+    assert!(
+        nodes <= 2 * fresh.shape().0 + 4096,
+        "garbage is bounded: {nodes}"
+    );
+    let keys: Vec<u128> = (0..3000u128).map(|i| base | (i << 80) | 5).collect();
+    check(&lpm, &keys, |k| r.lookup(k));
+}
+
+fn full_view() -> Option<Vec<(u128, u8)>> {
+    let path = lpm_common::data_file("ipv6-fullview-2023.txt.gz")?;
+    Some(parse_prefix_list6(&std::fs::read(path).unwrap()).unwrap())
+}
+
+#[test]
+fn full_view_matches_a_hash_reference() {
+    let Some(prefixes) = full_view() else { return };
+    assert_eq!(prefixes.len(), 160_147);
+    let routes = spread_values6(&prefixes, 300);
+    let lpm = Lpm6::from_prefixes(routes.iter().copied());
+    let by_len: HashMap<(u128, u8), u32> = routes.iter().map(|&(a, l, v)| ((a, l), v)).collect();
+    assert_eq!(lpm.len(), by_len.len());
+    let reference = |k: u128| {
+        (0..=128u8)
+            .rev()
+            .find_map(|l| by_len.get(&(k & mask6(l), l)).copied())
+    };
+    let mut keys = random_keys_in6(&prefixes, 20_000, 1);
+    keys.extend(random_keys_per_prefix6(&prefixes, 20_000, 2));
+    keys.extend(
+        (0..20_000).map(|i| (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)),
+    );
+    check(&lpm, &keys, reference);
+}
