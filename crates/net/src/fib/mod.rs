@@ -20,6 +20,7 @@ mod ecmp;
 mod label_table;
 mod lpm4;
 pub mod prefix_list;
+mod view;
 
 pub use adjacency::{Adjacency, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
