@@ -33,6 +33,12 @@ enum Command {
     BenchLookup(cmd::bench_lookup::BenchLookupArgs),
     /// Print a running router's counters as a table, read from its /metrics endpoint.
     Stats(cmd::stats::StatsArgs),
+    /// Show what a running router holds (routes, labels, neighbours, ports, workers),
+    /// asked over its control socket.
+    Show(cmd::show::ShowArgs),
+    /// What the running router does with a packet: route or label entry, ECMP member,
+    /// rewrite and egress port, decided by the data path's own code.
+    Lookup(cmd::lookup::LookupArgs),
 }
 
 /// Version information shared by `--version` and the `mplsrouter_build_info` metric.
@@ -52,6 +58,8 @@ fn main() {
         Command::GenTraffic(a) => cmd::gen_traffic::run(a),
         Command::BenchLookup(a) => cmd::bench_lookup::run(a),
         Command::Stats(a) => cmd::stats::run(a),
+        Command::Show(a) => cmd::show::run(a),
+        Command::Lookup(a) => cmd::lookup::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -2,7 +2,10 @@
 
 pub mod bench_lookup;
 pub mod check;
+pub mod ctl;
 pub mod gen_traffic;
+pub mod lookup;
 pub mod prefix_file;
 pub mod run;
+pub mod show;
 pub mod stats;

@@ -9,6 +9,7 @@
 
 mod control;
 mod counters;
+pub mod ctlsock;
 mod error;
 mod forward;
 pub mod fpm;

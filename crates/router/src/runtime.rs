@@ -171,6 +171,7 @@ impl Drop for Threads {
 /// Runs the router until SIGINT/SIGTERM, `spec.duration`, or a thread's death (an error).
 pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterError> {
     let signals = SignalFlags::install()?;
+    let ctl_bound = crate::ctlsock::bind_for(&routing.startup)?;
     let eal = init_eal(spec)?;
     let workers = plan_workers(spec, &eal)?;
     let pool = create_pool(spec)?;
@@ -191,7 +192,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         return Ok(RunSummary::stopped_during_startup());
     };
     print_tables(&first);
-    let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
+    // Readers: the workers, the slow path, the control socket, one spare.
+    let rcu = Arc::new(Rcu::new(first, workers.len() + 3));
     control.attach(rcu.clone());
     let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
     let (fpm_listener, fpm_rx) =
@@ -228,6 +230,20 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     threads.slow = Some(spawn_slow_path(slow, punt_rx, spec.test_fault)?);
     let fpm_metrics = fpm_listener.as_ref().map(|_| &fpm_stats);
     let _metrics = start_metrics(spec, &dev_ids, &counters, &control_stats, fpm_metrics)?;
+    let ctl_parts = crate::ctlsock::Parts {
+        spec,
+        workers: &workers,
+        ports: ctx_ports(&routing.startup, &macs),
+        dev_ids: dev_ids.clone(),
+        counters: &counters,
+        control: control_stats.clone(),
+        pipeline: routing.pipeline,
+        book: control.source_book(),
+        statics: control.static_neighbors(),
+    };
+    let _ctl = ctl_bound
+        .map(|b| crate::ctlsock::serve_for(b, ctl_parts, &rcu))
+        .transpose()?;
 
     let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
     let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
@@ -270,6 +286,12 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         mbufs_leaked,
         elapsed,
     })
+}
+
+/// The ports with their real MACs, as the tables see them.
+fn ctx_ports(startup: &StartupConfig, macs: &[[u8; 6]]) -> Vec<config::startup::PortIface> {
+    let ctx = config::RouteContext::from_startup(startup, |i| macs[i as usize]);
+    ctx.ports.unwrap_or_default()
 }
 
 /// Step: the EAL, with a hint naming what to fix when it refuses.

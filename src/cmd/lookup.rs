@@ -1,0 +1,128 @@
+//! `mplsrouter lookup ADDRESS | --label L [--flow SRC,DST,PROTO,SPORT,DPORT]`: what the
+//! running table does with such a packet, decided by the data path's own pipeline on the
+//! live snapshot (the router runs it; see router::ctlsock::lookup).
+
+use std::fmt::Write;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use router::ctlsock::proto::{LookupReply, LookupRequest, Reply, Request};
+
+use super::ctl::SocketArgs;
+use super::show::render;
+
+#[derive(Args, Debug)]
+pub struct LookupArgs {
+    #[command(flatten)]
+    pub socket: SocketArgs,
+    /// IPv4 destination (under --label: the payload's destination).
+    pub address: Option<String>,
+    /// Send the packet with this top label.
+    #[arg(long)]
+    pub label: Option<u32>,
+    /// The flow the ECMP hash sees: SRC,DST,PROTO,SPORT,DPORT (DST overrides ADDRESS).
+    #[arg(long)]
+    pub flow: Option<String>,
+    /// Receiving port (default: the first).
+    #[arg(long)]
+    pub in_port: Option<String>,
+    /// IPv4 (and label) TTL, default 64.
+    #[arg(long)]
+    pub ttl: Option<u8>,
+}
+
+/// The request for `a`.
+pub fn request(a: &LookupArgs) -> Result<LookupRequest> {
+    let mut r = LookupRequest {
+        in_port: a.in_port.clone(),
+        dst: a.address.clone(),
+        label: a.label,
+        ttl: a.ttl,
+        ..LookupRequest::default()
+    };
+    if let Some(f) = &a.flow {
+        let p: Vec<&str> = f.split(',').map(str::trim).collect();
+        let [src, dst, proto, sport, dport] = p[..] else {
+            bail!("--flow wants SRC,DST,PROTO,SPORT,DPORT, got `{f}`");
+        };
+        r.src = Some(src.into());
+        r.dst = Some(dst.into());
+        r.proto = Some(
+            proto
+                .parse()
+                .with_context(|| format!("--flow: protocol `{proto}`"))?,
+        );
+        r.sport = Some(
+            sport
+                .parse()
+                .with_context(|| format!("--flow: port `{sport}`"))?,
+        );
+        r.dport = Some(
+            dport
+                .parse()
+                .with_context(|| format!("--flow: port `{dport}`"))?,
+        );
+    }
+    if r.dst.is_none() && r.label.is_none() {
+        bail!("give an ADDRESS, --label or --flow");
+    }
+    Ok(r)
+}
+
+fn text(r: &LookupReply) -> String {
+    let mut o = format!(
+        "table generation {}, received on {}\n",
+        r.generation, r.in_port
+    );
+    if let Some(e) = &r.label_entry {
+        o += "label entry: ";
+        render::label(&mut o, e);
+    }
+    if let Some(rt) = &r.route {
+        o += "route: ";
+        render::route(&mut o, rt);
+    }
+    let _ = write!(o, "verdict: {}", r.verdict);
+    if let Some(reason) = &r.reason {
+        let _ = write!(o, " ({reason})");
+    }
+    o += "\n";
+    if let Some(p) = &r.out_port {
+        let _ = writeln!(
+            o,
+            "egress {p}: dst {} src {}",
+            r.dst_mac.as_deref().unwrap_or("?"),
+            r.src_mac.as_deref().unwrap_or("?")
+        );
+        if let Some(h) = &r.next_hop {
+            let _ = writeln!(o, "next hop: {}", render::hop(h));
+        }
+        for l in &r.out_labels {
+            let _ = writeln!(
+                o,
+                "  label {} tc {} ttl {}{}",
+                l.label,
+                l.tc,
+                l.ttl,
+                if l.bos { " bos" } else { "" }
+            );
+        }
+        if let Some(t) = r.out_ip_ttl {
+            let _ = writeln!(o, "  ipv4 ttl {t}");
+        }
+    }
+    o
+}
+
+pub fn run(a: LookupArgs) -> Result<i32> {
+    let req = Request::Lookup(request(&a)?);
+    let Reply::Lookup(r) = a.socket.ask(&req)? else {
+        bail!("the router answered a lookup with something else");
+    };
+    if a.socket.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print!("{}", text(&r));
+    }
+    Ok(0)
+}
