@@ -93,10 +93,10 @@ fn request(w: What) -> Request {
             limit,
             after,
         },
-        What::Neighbors => Request::ShowNeighbors,
-        What::Ports => Request::ShowPorts,
-        What::Workers => Request::ShowWorkers,
-        What::Table => Request::ShowTable,
+        What::Neighbors => Request::ShowNeighbors {},
+        What::Ports => Request::ShowPorts {},
+        What::Workers => Request::ShowWorkers {},
+        What::Table => Request::ShowTable {},
     }
 }
 

@@ -89,16 +89,16 @@ impl Handler {
                 limit: l,
                 after,
             } => Reply::Mpls(self.mpls(fib, label, source, limit(l)?, after)),
-            Request::ShowNeighbors => Reply::Neighbors {
+            Request::ShowNeighbors {} => Reply::Neighbors {
                 neighbors: self.names().neighbors(fib, &self.statics, Instant::now()),
             },
-            Request::ShowPorts => Reply::Ports {
+            Request::ShowPorts {} => Reply::Ports {
                 ports: live.ports(),
             },
-            Request::ShowWorkers => Reply::Workers {
+            Request::ShowWorkers {} => Reply::Workers {
                 workers: live.workers(),
             },
-            Request::ShowTable => Reply::Table(live.table()),
+            Request::ShowTable {} => Reply::Table(live.table()),
             Request::Lookup(r) => {
                 let ports = PortMacs {
                     names: &self.port_names,

@@ -54,10 +54,10 @@ pub enum Request {
         #[serde(default)]
         after: Option<u32>,
     },
-    ShowNeighbors,
-    ShowPorts,
-    ShowWorkers,
-    ShowTable,
+    ShowNeighbors {},
+    ShowPorts {},
+    ShowWorkers {},
+    ShowTable {},
     /// What the running table would do with a synthetic packet.
     Lookup(LookupRequest),
 }
