@@ -18,6 +18,8 @@ mod table;
 
 #[cfg(test)]
 mod handle_tests;
+#[cfg(test)]
+mod server_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
