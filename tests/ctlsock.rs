@@ -1,7 +1,8 @@
 //! The control socket against a live router on pcap vdevs: every `show` checked field by
 //! field (`--json`) against the configured table, `lookup` agreeing byte for byte with
 //! what the data path sent for generated IPv4 and labelled packets (ECMP included), a
-//! second router on the same socket refused, and `show` against a stopped router.
+//! stale socket replaced, a second router on the same socket refused, and `show` against
+//! a stopped router.
 
 mod common;
 mod live;
@@ -303,7 +304,21 @@ fn show_and_lookup_against_a_live_router() {
     write_pcap(&dir.path("in.pcap"), &frames).unwrap();
     let cfg = pcap_config(&dir, "control_socket: ctl.sock\n");
     let sock = dir.path("ctl.sock");
+    // What a crashed router leaves: the socket file, nobody listening.
+    drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
     let router = LiveRouter::start(&cfg, 60.0);
+    let t = Instant::now();
+    while !router.output().contains("control socket: ") {
+        assert!(t.elapsed() < Duration::from_secs(20), "{}", router.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        router
+            .output()
+            .contains("replacing the stale control socket"),
+        "{}",
+        router.output()
+    );
     wait_for(&sock);
     let mode =
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&sock).unwrap().permissions());
