@@ -39,6 +39,8 @@ enum Command {
     /// What the running router does with a packet: route or label entry, ECMP member,
     /// rewrite and egress port, decided by the data path's own code.
     Lookup(cmd::lookup::LookupArgs),
+    /// What the next packets did: headers, decisions and verdict, from the workers.
+    Trace(cmd::trace::TraceArgs),
 }
 
 /// Version information shared by `--version` and the `mplsrouter_build_info` metric.
@@ -60,6 +62,7 @@ fn main() {
         Command::Stats(a) => cmd::stats::run(a),
         Command::Show(a) => cmd::show::run(a),
         Command::Lookup(a) => cmd::lookup::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

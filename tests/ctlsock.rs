@@ -355,3 +355,91 @@ fn show_and_lookup_against_a_live_router() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no router is running on"), "{err}");
 }
+
+/// `in` replays in.pcap forever; `out` is a net_null sink.
+fn replay_config(dir: &TempDir) -> std::path::PathBuf {
+    let pid = std::process::id();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: mplsr-trace-{pid}}}\n\
+         ports:\n\
+         \x20 - {{name: in, vdev: \"net_pcap_tr{pid},rx_pcap={d}/in.pcap,infinite_rx=1\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
+         \x20 - {{name: out, vdev: \"net_null_tr{pid},no-rx=1\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
+         routes: routes.yaml\n\
+         metrics_listen: 127.0.0.1:0\n\
+         control_socket: ctl.sock\n\
+         idle: {{backoff: {{}}}}\n",
+        d = dir.0.display()
+    );
+    let p = dir.path("startup.yaml");
+    std::fs::write(&p, cfg).unwrap();
+    p
+}
+
+#[test]
+fn trace_names_what_each_packet_did() {
+    let dir = TempDir::new("ctltrace");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    // Forwarded with a push, dropped (no route), swapped, punted (TTL 1).
+    let known: [Flow; 4] = [
+        (None, [192, 0, 2, 200], 1, 64),
+        (None, [100, 64, 0, 1], 2, 64),
+        (Some(1000), [198, 51, 100, 1], 3, 64),
+        (None, [198, 51, 100, 3], 4, 1),
+    ];
+    write_pcap(&dir.path("in.pcap"), &known.map(frame)).unwrap();
+    let cfg = replay_config(&dir);
+    let sock = dir.path("ctl.sock");
+    let router = LiveRouter::start(&cfg, 60.0);
+    wait_for(&sock);
+    let packets: Vec<TracedPacket> = json(&sock, &["trace", "--count", "40", "--port", "in"]);
+    assert_eq!(packets.len(), 40, "{}", router.output());
+    for p in &packets {
+        let d = &p.decision;
+        let i = known
+            .iter()
+            .position(|f| d.frame_in == hex(&frame(*f)))
+            .expect("a traced frame that was never sent");
+        assert_eq!(d.in_port, "in");
+        match i {
+            0 => {
+                assert_eq!(d.route.as_ref().unwrap().prefix, "192.0.2.128/25");
+                assert_eq!(
+                    (d.verdict.as_str(), d.out_port.as_deref()),
+                    ("forward", Some("out"))
+                );
+                let l: Vec<(u32, u8)> = d.out_labels.iter().map(|l| (l.label, l.ttl)).collect();
+                assert_eq!(l, [(77, 32), (78, 32)], "pipe mode pushes with pipe_ttl");
+                assert_eq!(d.next_hop.as_ref().unwrap().via, "10.0.1.3");
+                assert!(p.headers[1].starts_with("ipv4 192.0.2.1 > 192.0.2.200 proto 17 ttl 64"));
+            }
+            1 => assert_eq!(
+                (d.verdict.as_str(), d.reason.as_deref()),
+                ("drop", Some("no_route"))
+            ),
+            2 => {
+                assert_eq!(d.label_entry.as_ref().unwrap().label, 1000);
+                assert_eq!((d.out_labels[0].label, d.out_labels[0].ttl), (2000, 63));
+                assert_eq!(p.headers[1], "mpls label 1000 tc 0 ttl 64 bos");
+            }
+            _ => assert_eq!(
+                (d.verdict.as_str(), d.reason.as_deref()),
+                ("slow_path", Some("ttl_expired"))
+            ),
+        }
+    }
+    let mut kinds: Vec<&str> = packets
+        .iter()
+        .map(|p| p.decision.verdict.as_str())
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(kinds, ["drop", "forward", "slow_path"]);
+    // No packet is traced from a port that receives nothing.
+    let none: Vec<TracedPacket> = json(
+        &sock,
+        &["trace", "--count", "1", "--port", "out", "--timeout", "0.5"],
+    );
+    assert!(none.is_empty());
+    let (status, output) = router.stop(Duration::from_secs(20));
+    assert!(status.success(), "{output}");
+}

@@ -76,8 +76,13 @@ impl SocketArgs {
 
     /// Sends `req` and returns the router's reply (an error reply is an error).
     pub fn ask(&self, req: &Request) -> Result<Reply> {
+        self.ask_within(req, TIMEOUT)
+    }
+
+    /// [`SocketArgs::ask`], waiting up to `timeout` for the answer.
+    pub fn ask_within(&self, req: &Request, timeout: Duration) -> Result<Reply> {
         let path = self.path()?;
-        let r = exchange(&path, req)?;
+        let r = exchange(&path, req, timeout)?;
         match (r.ok, r.result) {
             (true, Some(res)) => Ok(res),
             _ => bail!(
@@ -89,14 +94,14 @@ impl SocketArgs {
 }
 
 /// One request, one response.
-pub fn exchange(path: &Path, req: &Request) -> Result<Response> {
+pub fn exchange(path: &Path, req: &Request, timeout: Duration) -> Result<Response> {
     let mut s = UnixStream::connect(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
             anyhow!("no router is running on {}", path.display())
         }
         _ => anyhow!("cannot connect to {}: {e}", path.display()),
     })?;
-    s.set_read_timeout(Some(TIMEOUT))?;
+    s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(TIMEOUT))?;
     let mut line = serde_json::to_vec(req)?;
     line.push(b'\n');

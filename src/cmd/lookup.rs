@@ -69,7 +69,8 @@ pub fn request(a: &LookupArgs) -> Result<LookupRequest> {
     Ok(r)
 }
 
-fn text(r: &LookupReply) -> String {
+/// The decision as lines of text (also used by `trace`).
+pub fn text(r: &LookupReply) -> String {
     let mut o = format!(
         "table generation {}, received on {}\n",
         r.generation, r.in_port

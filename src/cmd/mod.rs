@@ -9,3 +9,4 @@ pub mod prefix_file;
 pub mod run;
 pub mod show;
 pub mod stats;
+pub mod trace;

@@ -21,6 +21,7 @@ mod runtime;
 mod signals;
 mod slowpath;
 mod spec;
+pub mod trace;
 pub mod traffic;
 mod watch;
 mod worker;

@@ -204,14 +204,15 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
 
     let mut threads = Threads::new();
+    let lcores: Vec<u32> = workers.iter().map(|w| w.lcore).collect();
+    let (trace, taps) = crate::trace::channel(&lcores);
     let counters = launch_workers(
         spec,
         &workers,
         &dev_ids,
         &routing.pipeline,
         &rcu,
-        punt_tx,
-        inject_rx,
+        (punt_tx, inject_rx, taps),
         &mut threads,
     )?;
     let slow = SlowPath {
@@ -240,6 +241,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         pipeline: routing.pipeline,
         book: control.source_book(),
         statics: control.static_neighbors(),
+        trace,
     };
     let _ctl = ctl_bound
         .map(|b| crate::ctlsock::serve_for(b, ctl_parts, &rcu))
@@ -492,11 +494,15 @@ fn launch_workers(
     dev_ids: &[u16],
     pipeline: &PipelineConfig,
     rcu: &Arc<Rcu<Fib>>,
-    punt: Sender<Punted>,
-    inject: Receiver<Injected>,
+    (punt, inject, taps): (
+        Sender<Punted>,
+        Receiver<Injected>,
+        Vec<crate::trace::TraceTap>,
+    ),
     threads: &mut Threads,
 ) -> Result<Vec<Arc<WorkerCounters>>, RouterError> {
     let mut inject = Some(inject);
+    let mut taps = taps.into_iter();
     let mut counters = Vec::with_capacity(workers.len());
     for (wi, w) in workers.iter().enumerate() {
         let c = Arc::new(WorkerCounters::new(w.lcore));
@@ -519,6 +525,7 @@ fn launch_workers(
                 .map_err(|e| RouterError::Spec(e.to_string()))?,
             punt: punt.clone(),
             inject: inject.take(),
+            trace: taps.next(),
         };
         let fault = wi == 0 && spec.test_fault == Some(TestFault::WorkerPanic);
         let h = lcore::launch(w.lcore, move || {

@@ -59,6 +59,8 @@ pub struct Worker<F: Forwarder> {
     pub punt: Sender<Punted>,
     /// Frames the slow path wants sent (only one worker gets this queue).
     pub inject: Option<Receiver<Injected>>,
+    /// Packet trace: one flag test per burst while nobody traces.
+    pub trace: Option<crate::trace::TraceTap>,
 }
 
 impl<F: Forwarder> Worker<F> {
@@ -91,8 +93,15 @@ impl<F: Forwarder> Worker<F> {
                 }
                 let t0 = dpdk::rdtsc();
                 let n = rx.len();
+                let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
+                if let (true, Some(t)) = (traced, self.trace.as_mut()) {
+                    t.before(rx.as_slice());
+                }
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);
+                if let (true, Some(t)) = (traced, self.trace.as_mut()) {
+                    t.after(port, rx.as_slice(), &verdicts[..n]);
+                }
                 bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
                 self.dispatch(port, &mut rx, &verdicts[..n], &mut drops);
                 drops.free_all();

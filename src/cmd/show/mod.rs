@@ -114,7 +114,9 @@ pub fn run(a: ShowArgs) -> Result<i32> {
         Reply::Ports { ports } => render::ports(&ports),
         Reply::Workers { workers } => render::workers(&workers),
         Reply::Table(t) => render::table(&t),
-        Reply::Lookup(_) => bail!("the router answered a show with a lookup"),
+        Reply::Lookup(_) | Reply::Trace { .. } => {
+            bail!("the router answered a show with something else")
+        }
     };
     print!("{text}");
     Ok(0)

@@ -47,6 +47,11 @@ fn parse_prefix(s: &str) -> Result<(u32, u8, bool), String> {
     Ok((u32::from(a) & mask, l, host))
 }
 
+/// Parses one request line.
+pub fn parse(line: &[u8]) -> Result<Request, Response> {
+    serde_json::from_slice(line).map_err(|e| Response::error(format!("bad request: {e}")))
+}
+
 fn limit(l: Option<usize>) -> Result<usize, String> {
     match l.unwrap_or(DEFAULT_LIMIT) {
         0 => Err("limit must be at least 1".into()),
@@ -65,10 +70,14 @@ impl Handler {
 
     /// Answers one request line (without its newline).
     pub fn handle(&self, line: &[u8], fib: &Fib, live: &dyn Live) -> Response {
-        let req: Request = match serde_json::from_slice(line) {
-            Ok(r) => r,
-            Err(e) => return Response::error(format!("bad request: {e}")),
-        };
+        match parse(line) {
+            Ok(req) => self.respond(req, fib, live),
+            Err(e) => e,
+        }
+    }
+
+    /// Answers a parsed request.
+    pub fn respond(&self, req: Request, fib: &Fib, live: &dyn Live) -> Response {
         match self.answer(req, fib, live) {
             Ok(r) => Response::ok(r),
             Err(e) => Response::error(e),
@@ -99,6 +108,9 @@ impl Handler {
                 workers: live.workers(),
             },
             Request::ShowTable {} => Reply::Table(live.table()),
+            Request::Trace { .. } => {
+                return Err("trace needs the running router's workers".into());
+            }
             Request::Lookup(r) => {
                 let ports = PortMacs {
                     names: &self.port_names,

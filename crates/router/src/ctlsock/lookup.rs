@@ -2,6 +2,7 @@
 //! through the data path's own [`Pipeline::process_burst`] (fast path included) on the
 //! live snapshot, so the answer cannot disagree with forwarding; the table is only read
 //! afterwards to name the route, the label entry and the ECMP member the output shows.
+//! [`explain`] does the naming for traced packets too.
 
 use std::net::Ipv4Addr;
 
@@ -84,11 +85,53 @@ pub fn lookup(
     let mut pkts = [VecBuf::new(&input)];
     let mut verdicts = [Verdict::Drop(net::pipeline::DropReason::Truncated)];
     pipeline.process_burst(fib, in_port as u16, &mut pkts, &mut verdicts);
+    Ok(explain(
+        fib,
+        names,
+        in_port as u16,
+        &input,
+        verdicts[0],
+        &pkts[0].to_vec(),
+    ))
+}
 
-    let dst = r.dst.as_deref().map(|d| ip(d, "destination")).transpose()?;
-    let label_entry = r.label.and_then(|l| fib.lookup_label(l).map(|e| (l, *e)));
+/// The top label and the IPv4 destination below the stack of a received frame.
+fn keys(frame: &[u8]) -> (Option<u32>, Option<[u8; 4]>) {
+    let mut at = 14;
+    let mut label = None;
+    if frame.get(12..14) == Some(&[0x88, 0x47]) {
+        while let Some(w) = frame.get(at..at + 4) {
+            let w = u32::from_be_bytes([w[0], w[1], w[2], w[3]]);
+            label.get_or_insert(w >> 12);
+            at += 4;
+            if w & 0x100 != 0 {
+                break;
+            }
+        }
+    } else if frame.get(12..14) != Some(&[0x08, 0x00]) {
+        return (None, None);
+    }
+    let dst = frame
+        .get(at..at + 20)
+        .filter(|ip| ip[0] >> 4 == 4)
+        .map(|ip| [ip[16], ip[17], ip[18], ip[19]]);
+    (label, dst)
+}
+
+/// Names what the data path did with `input` (received on `in_port`): the entries it
+/// used, the verdict and, when forwarded as `output`, the rewrite and the member.
+pub fn explain(
+    fib: &Fib,
+    names: &Names,
+    in_port: u16,
+    input: &[u8],
+    verdict: Verdict,
+    output: &[u8],
+) -> LookupReply {
+    let (label, dst) = keys(input);
+    let label_entry = label.and_then(|l| fib.lookup_label(l).map(|e| (l, *e)));
     let routed = match &label_entry {
-        None => r.label.is_none(),
+        None => label.is_none(),
         Some((_, e)) => e.op == LabelOp::PopAndLookup,
     };
     let route = dst
@@ -98,7 +141,7 @@ pub fn lookup(
     let label_entry = label_entry.map(|(l, e)| names.label(fib, l, &e));
     let mut reply = LookupReply {
         generation: fib.generation(),
-        in_port: ports.names[in_port].clone(),
+        in_port: names.port(in_port),
         route,
         label_entry,
         verdict: String::new(),
@@ -109,10 +152,10 @@ pub fn lookup(
         src_mac: None,
         out_labels: Vec::new(),
         out_ip_ttl: None,
-        frame_in: hex(&input),
+        frame_in: hex(input),
         frame_out: None,
     };
-    match verdicts[0] {
+    match verdict {
         Verdict::Drop(d) => {
             reply.verdict = "drop".into();
             reply.reason = Some(d.as_str().into());
@@ -124,14 +167,14 @@ pub fn lookup(
         Verdict::Forward { port } => {
             reply.verdict = "forward".into();
             reply.out_port = Some(names.port(port));
-            describe_output(&mut reply, pkts[0].to_vec(), port, names);
+            describe_output(&mut reply, output, port, names);
         }
     }
-    Ok(reply)
+    reply
 }
 
 /// Fills in the rewrite from the output frame, and the member it went to.
-fn describe_output(reply: &mut LookupReply, out: Vec<u8>, port: u16, names: &Names) {
+fn describe_output(reply: &mut LookupReply, out: &[u8], port: u16, names: &Names) {
     if out.len() < 14 {
         return;
     }
@@ -168,5 +211,5 @@ fn describe_output(reply: &mut LookupReply, out: Vec<u8>, port: u16, names: &Nam
         .iter()
         .find(|h| h.port == port && h.mac == reply.dst_mac && pushed.starts_with(&h.labels))
         .cloned();
-    reply.frame_out = Some(hex(&out));
+    reply.frame_out = Some(hex(out));
 }

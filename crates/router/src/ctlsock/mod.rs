@@ -15,6 +15,7 @@ mod lookup;
 pub mod proto;
 mod server;
 mod table;
+mod trace;
 
 #[cfg(test)]
 mod handle_tests;
@@ -73,6 +74,7 @@ impl Bound {
         handler: Handler,
         live: L,
         rcu: &Arc<net::rcu::Rcu<net::fib::Fib>>,
+        trace: Option<crate::trace::TraceControl>,
     ) -> Result<CtlSock, CtlError> {
         let reader = rcu.register()?.offline();
         let svc = Arc::new(server::Service {
@@ -80,6 +82,7 @@ impl Bound {
             live,
             reader: Mutex::new(Some(reader)),
             clients: AtomicUsize::new(0),
+            trace: trace.map(Mutex::new),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let path = self.path.clone();
@@ -146,6 +149,7 @@ pub(crate) struct Parts<'a> {
     pub pipeline: net::pipeline::PipelineConfig,
     pub book: Arc<SourceBook>,
     pub statics: Arc<crate::slowpath::StaticNeighbors>,
+    pub trace: crate::trace::TraceControl,
 }
 
 /// Binds the startup config's control socket. Where the path is the default one and
@@ -196,7 +200,7 @@ pub(crate) fn serve_for(
         dev_ids: p.dev_ids,
         control: p.control,
     };
-    let s = bound.serve(handler, live, rcu)?;
+    let s = bound.serve(handler, live, rcu, Some(p.trace))?;
     println!("control socket: {}", s.path().display());
     Ok(s)
 }

@@ -60,7 +60,24 @@ pub enum Request {
     ShowTable {},
     /// What the running table would do with a synthetic packet.
     Lookup(LookupRequest),
+    /// What the next `count` packets (received on `port`) did.
+    Trace {
+        #[serde(default)]
+        count: Option<usize>,
+        #[serde(default)]
+        port: Option<String>,
+        /// How long to wait for them (ms; default 10000, at most 60000).
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
 }
+
+/// Packets a trace returns when the request gives no `count`, and at most.
+pub const DEFAULT_TRACE_COUNT: usize = 10;
+pub const MAX_TRACE_COUNT: usize = 1000;
+/// How long a trace waits for its packets by default, and at most (ms).
+pub const DEFAULT_TRACE_MS: u64 = 10_000;
+pub const MAX_TRACE_MS: u64 = 60_000;
 
 /// A synthetic packet: IPv4 to `dst`, optionally under one label.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +143,17 @@ pub enum Reply {
     Workers { workers: Vec<WorkerView> },
     Table(TableView),
     Lookup(Box<LookupReply>),
+    Trace { packets: Vec<TracedPacket> },
+}
+
+/// One traced packet: the headers as received and every decision, as `lookup` names
+/// them (route or label entry, ECMP member, rewrite, verdict), from the real frames.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TracedPacket {
+    pub lcore: u32,
+    /// The received headers, outermost first (`eth ...`, `mpls ...`, `ipv4 ...`, `udp ...`).
+    pub headers: Vec<String>,
+    pub decision: LookupReply,
 }
 
 /// One next hop (an ECMP member or the only one).

@@ -13,13 +13,14 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use net::fib::Fib;
 use net::rcu::OfflineReader;
 
-use super::handle::{Handler, Live};
-use super::proto::{Response, MAX_REQUEST_BYTES};
+use super::handle::{self, Handler, Live};
+use super::proto::{Request, Response, MAX_REQUEST_BYTES};
+use super::trace;
 use super::CtlError;
 
 /// Clients served at once.
@@ -70,19 +71,62 @@ pub struct Service<L: Live> {
     pub live: L,
     pub reader: Mutex<Option<OfflineReader<Fib>>>,
     pub clients: AtomicUsize,
+    /// The workers' trace taps (none in tests without workers); one trace at a time.
+    pub trace: Option<Mutex<crate::trace::TraceControl>>,
 }
 
 impl<L: Live> Service<L> {
     /// Answers one line with the current snapshot.
     pub fn answer(&self, line: &[u8]) -> Response {
+        match handle::parse(line) {
+            Err(e) => e,
+            Ok(Request::Trace {
+                count,
+                port,
+                timeout_ms,
+            }) => self.trace(count, port.as_deref(), timeout_ms),
+            Ok(req) => self
+                .with_fib(|fib| self.handler.respond(req, fib, &self.live))
+                .unwrap_or_else(Response::error),
+        }
+    }
+
+    /// Runs `f` on the current snapshot, through the socket's one reader.
+    fn with_fib<R>(&self, f: impl FnOnce(&Fib) -> R) -> Result<R, String> {
         let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(off) = slot.take() else {
-            return Response::error("the table reader is gone");
-        };
+        let off = slot.take().ok_or("the table reader is gone")?;
         let on = off.online();
-        let r = self.handler.handle(line, on.load(), &self.live);
+        let r = f(on.load());
         *slot = Some(on.offline());
-        r
+        Ok(r)
+    }
+
+    /// Arms the workers, collects the packets, explains them. Other requests are
+    /// answered meanwhile (the reader is only taken to explain).
+    fn trace(&self, count: Option<usize>, port: Option<&str>, ms: Option<u64>) -> Response {
+        let Some(ctl) = &self.trace else {
+            return Response::error("this router has no workers to trace");
+        };
+        let (count, port, timeout) = match trace::params(&self.handler, count, port, ms) {
+            Ok(p) => p,
+            Err(e) => return Response::error(e),
+        };
+        let Ok(ctl) = ctl.try_lock() else {
+            return Response::error("another trace is running; try again when it ends");
+        };
+        while ctl.records.try_recv().is_ok() {}
+        let deadline = Instant::now() + timeout;
+        ctl.arm(port);
+        let mut got = Vec::with_capacity(count);
+        while got.len() < count {
+            match ctl.records.recv_deadline(deadline) {
+                Ok(r) => got.push(r),
+                Err(_) => break,
+            }
+        }
+        ctl.disarm();
+        self.with_fib(|fib| trace::explain_all(&self.handler, &got, fib))
+            .map_or_else(Response::error, Response::ok)
     }
 }
 

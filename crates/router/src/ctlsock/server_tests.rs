@@ -49,7 +49,10 @@ fn serve(path: &std::path::Path) -> CtlSock {
         book: Arc::default(),
         statics: Arc::default(),
     };
-    Bound::bind(path).unwrap().serve(h, NoLive, &rcu).unwrap()
+    Bound::bind(path)
+        .unwrap()
+        .serve(h, NoLive, &rcu, None)
+        .unwrap()
 }
 
 fn connect(path: &std::path::Path) -> (UnixStream, BufReader<UnixStream>) {
