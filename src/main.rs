@@ -41,6 +41,8 @@ enum Command {
     Lookup(cmd::lookup::LookupArgs),
     /// What the next packets did: headers, decisions and verdict, from the workers.
     Trace(cmd::trace::TraceArgs),
+    /// Frames a port receives, into a pcap for Wireshark (bounded by count and time).
+    Capture(cmd::capture::CaptureArgs),
 }
 
 /// Version information shared by `--version` and the `mplsrouter_build_info` metric.
@@ -63,6 +65,7 @@ fn main() {
         Command::Show(a) => cmd::show::run(a),
         Command::Lookup(a) => cmd::lookup::run(a),
         Command::Trace(a) => cmd::trace::run(a),
+        Command::Capture(a) => cmd::capture::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,7 +1,7 @@
 //! The control socket against a live router on pcap vdevs: every `show` checked field by
 //! field (`--json`) against the configured table, `lookup` agreeing byte for byte with
 //! what the data path sent for generated IPv4 and labelled packets (ECMP included), a
-//! stale socket replaced, a second router on the same socket refused, and `show` against
+//! `trace` and `capture` (decoded by tshark) of a replayed pcap, a stale socket replaced, a second router on the same socket refused, and `show` against
 //! a stopped router.
 
 mod common;
@@ -376,7 +376,7 @@ fn replay_config(dir: &TempDir) -> std::path::PathBuf {
 }
 
 #[test]
-fn trace_names_what_each_packet_did() {
+fn trace_and_capture_of_a_replayed_pcap() {
     let dir = TempDir::new("ctltrace");
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     // Forwarded with a push, dropped (no route), swapped, punted (TTL 1).
@@ -440,6 +440,45 @@ fn trace_names_what_each_packet_did() {
         &["trace", "--count", "1", "--port", "out", "--timeout", "0.5"],
     );
     assert!(none.is_empty());
+
+    // capture: the frames as received, decoded by tshark.
+    let pcap = dir.path("cap.pcap");
+    let out = cli(&[
+        "capture",
+        "--port",
+        "in",
+        "--out",
+        pcap.to_str().unwrap(),
+        "--count",
+        "8",
+        "--socket",
+        sock.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = read_pcap(&pcap).unwrap();
+    assert_eq!(got.len(), 8);
+    for f in &got {
+        assert!(
+            known.iter().any(|k| frame(*k) == *f),
+            "captured a frame never sent"
+        );
+    }
+    let d = common::tshark(&pcap, &["ip.dst", "mpls.label"]);
+    assert_eq!(d.len(), 8);
+    for x in &d {
+        assert!(
+            ["192.0.2.200", "100.64.0.1", "198.51.100.1", "198.51.100.3"]
+                .contains(&x.get("ip.dst")),
+            "{x:?}"
+        );
+        if x.get("ip.dst") == "198.51.100.1" {
+            assert_eq!(x.get("mpls.label"), "1000");
+        }
+    }
     let (status, output) = router.stop(Duration::from_secs(20));
     assert!(status.success(), "{output}");
 }

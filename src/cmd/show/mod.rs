@@ -114,7 +114,7 @@ pub fn run(a: ShowArgs) -> Result<i32> {
         Reply::Ports { ports } => render::ports(&ports),
         Reply::Workers { workers } => render::workers(&workers),
         Reply::Table(t) => render::table(&t),
-        Reply::Lookup(_) | Reply::Trace { .. } => {
+        Reply::Lookup(_) | Reply::Trace { .. } | Reply::Capture { .. } => {
             bail!("the router answered a show with something else")
         }
     };

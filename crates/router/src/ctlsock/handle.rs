@@ -108,7 +108,7 @@ impl Handler {
                 workers: live.workers(),
             },
             Request::ShowTable {} => Reply::Table(live.table()),
-            Request::Trace { .. } => {
+            Request::Trace { .. } | Request::Capture { .. } => {
                 return Err("trace needs the running router's workers".into());
             }
             Request::Lookup(r) => {

@@ -70,6 +70,14 @@ pub enum Request {
         #[serde(default)]
         timeout_ms: Option<u64>,
     },
+    /// The next `count` frames received on `port`, as received (first 128 bytes each).
+    Capture {
+        port: String,
+        #[serde(default)]
+        count: Option<usize>,
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
 }
 
 /// Packets a trace returns when the request gives no `count`, and at most.
@@ -144,6 +152,18 @@ pub enum Reply {
     Table(TableView),
     Lookup(Box<LookupReply>),
     Trace { packets: Vec<TracedPacket> },
+    Capture { frames: Vec<CapturedFrame> },
+}
+
+/// One captured frame: its length on the wire (without FCS) and its first bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapturedFrame {
+    pub lcore: u32,
+    /// Microseconds since the Unix epoch when the control side took it.
+    pub time_us: u64,
+    pub len: u32,
+    /// The first `min(len, 128)` bytes, hex.
+    pub data: String,
 }
 
 /// One traced packet: the headers as received and every decision, as `lookup` names

@@ -85,6 +85,11 @@ impl<L: Live> Service<L> {
                 port,
                 timeout_ms,
             }) => self.trace(count, port.as_deref(), timeout_ms),
+            Ok(Request::Capture {
+                count,
+                port,
+                timeout_ms,
+            }) => self.capture(count, &port, timeout_ms),
             Ok(req) => self
                 .with_fib(|fib| self.handler.respond(req, fib, &self.live))
                 .unwrap_or_else(Response::error),
@@ -101,18 +106,17 @@ impl<L: Live> Service<L> {
         Ok(r)
     }
 
-    /// Arms the workers, collects the packets, explains them. Other requests are
-    /// answered meanwhile (the reader is only taken to explain).
-    fn trace(&self, count: Option<usize>, port: Option<&str>, ms: Option<u64>) -> Response {
-        let Some(ctl) = &self.trace else {
-            return Response::error("this router has no workers to trace");
-        };
-        let (count, port, timeout) = match trace::params(&self.handler, count, port, ms) {
-            Ok(p) => p,
-            Err(e) => return Response::error(e),
-        };
+    /// Arms the workers for `port`, takes up to `count` records within `timeout`.
+    fn collect(
+        &self,
+        (count, port, timeout): (usize, Option<u16>, Duration),
+    ) -> Result<Vec<crate::trace::TraceRecord>, String> {
+        let ctl = self
+            .trace
+            .as_ref()
+            .ok_or("this router has no workers to trace")?;
         let Ok(ctl) = ctl.try_lock() else {
-            return Response::error("another trace is running; try again when it ends");
+            return Err("another trace or capture is running; try again when it ends".into());
         };
         while ctl.records.try_recv().is_ok() {}
         let deadline = Instant::now() + timeout;
@@ -125,8 +129,28 @@ impl<L: Live> Service<L> {
             }
         }
         ctl.disarm();
-        self.with_fib(|fib| trace::explain_all(&self.handler, &got, fib))
-            .map_or_else(Response::error, Response::ok)
+        Ok(got)
+    }
+
+    /// Traces packets and explains them. Other requests are answered meanwhile (the
+    /// reader is only taken to explain).
+    fn trace(&self, count: Option<usize>, port: Option<&str>, ms: Option<u64>) -> Response {
+        let got = trace::params(&self.handler, count, port, ms).and_then(|p| self.collect(p));
+        match got {
+            Ok(got) => self
+                .with_fib(|fib| trace::explain_all(&self.handler, &got, fib))
+                .map_or_else(Response::error, Response::ok),
+            Err(e) => Response::error(e),
+        }
+    }
+
+    /// Frames as received on `port`.
+    fn capture(&self, count: Option<usize>, port: &str, ms: Option<u64>) -> Response {
+        let got = trace::params(&self.handler, count, Some(port), ms).and_then(|p| self.collect(p));
+        match got {
+            Ok(got) => Response::ok(trace::frames(&got)),
+            Err(e) => Response::error(e),
+        }
     }
 }
 

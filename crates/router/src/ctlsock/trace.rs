@@ -1,4 +1,4 @@
-//! `trace` requests: their bounds, and traced packets explained (pure: records in, the
+//! `trace` and `capture` requests: their bounds, traced packets explained, captured frames (pure: records in, the
 //! decisions named as `lookup` names them, with the received headers spelled out).
 
 use std::net::Ipv4Addr;
@@ -111,4 +111,21 @@ pub fn explain_all(h: &Handler, records: &[TraceRecord], fib: &Fib) -> Reply {
         })
         .collect();
     Reply::Trace { packets }
+}
+
+/// Captured frames as received.
+pub fn frames(records: &[TraceRecord]) -> Reply {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    let frames = records
+        .iter()
+        .map(|r| CapturedFrame {
+            lcore: r.lcore,
+            time_us: now,
+            len: u32::from(r.in_len),
+            data: r.input().iter().map(|b| format!("{b:02x}")).collect(),
+        })
+        .collect();
+    Reply::Capture { frames }
 }
