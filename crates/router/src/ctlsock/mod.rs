@@ -152,16 +152,22 @@ pub(crate) struct Parts<'a> {
     pub trace: crate::trace::TraceControl,
 }
 
-/// Binds the startup config's control socket. Where the path is the default one and
-/// its directory cannot be made, the router runs without a socket (warned); a socket
-/// another router answers on always stops this one.
+/// Binds the startup config's control socket. A configured `control_socket:` that
+/// cannot be bound, or that another router answers on, stops this router. The default
+/// path (named after the EAL file prefix) is best effort: where it cannot be made, or
+/// another router with the same prefix already answers there (possible only without
+/// shared EAL files: `--no-shconf`, as tests run several routers), this one runs
+/// without a socket, warned.
 pub(crate) fn bind_for(startup: &config::StartupConfig) -> Result<Option<Bound>, CtlError> {
     let Some(path) = startup.control_socket_path() else {
         return Ok(None);
     };
     match Bound::bind(&path) {
-        Err(e @ CtlError::Io { .. }) if startup.control_socket.is_none() => {
-            eprintln!("mplsrouter: warning: {e}; running without a control socket");
+        Err(e) if startup.control_socket.is_none() => {
+            eprintln!(
+                "mplsrouter: warning: {e}; running without a control socket \
+                 (set `control_socket:` to give this router its own)"
+            );
             Ok(None)
         }
         r => r.map(Some),

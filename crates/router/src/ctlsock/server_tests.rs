@@ -145,3 +145,51 @@ fn garbage_oversized_slow_and_excess_clients_never_block_the_others() {
     drop(slow);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_configured_socket_in_use_stops_the_router_the_default_one_is_skipped() {
+    let d = dir("cfg");
+    std::fs::create_dir_all(&d).unwrap();
+    let startup = |extra: &str| {
+        config::StartupConfig::parse(
+            &d.join("r.yaml"),
+            &format!(
+                "eal: {{file_prefix: ctlsock-test-{}}}\nports:\n  - {{name: in, vdev: net_null0}}\n{extra}",
+                std::process::id()
+            ),
+        )
+        .unwrap()
+    };
+    let explicit = startup("control_socket: r.sock\n");
+    let a = super::bind_for(&explicit).unwrap().expect("bound");
+    let _served = serve_bound(a);
+    assert!(matches!(
+        super::bind_for(&explicit),
+        Err(CtlError::InUse(_))
+    ));
+
+    let default = startup("");
+    let path = default.control_socket_path().unwrap();
+    assert!(path.starts_with(config::startup::CONTROL_SOCKET_DIR));
+    let b = super::bind_for(&default).unwrap().expect("bound");
+    let served = serve_bound(b);
+    assert!(
+        super::bind_for(&default).unwrap().is_none(),
+        "a second router took the default socket"
+    );
+    drop(served);
+    assert!(!path.exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn serve_bound(b: Bound) -> CtlSock {
+    let rcu = Arc::new(Rcu::new(Fib::empty(), 2));
+    let h = Handler {
+        port_names: vec!["in".into()],
+        port_macs: vec![[2, 0, 0, 0, 0, 1]],
+        pipeline: Pipeline::new(PipelineConfig::default()),
+        book: Arc::default(),
+        statics: Arc::default(),
+    };
+    b.serve(h, NoLive, &rcu, None).unwrap()
+}
