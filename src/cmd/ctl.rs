@@ -34,7 +34,8 @@ pub struct SocketArgs {
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 impl SocketArgs {
-    /// The socket path: given, from the config, or the only one in /run/mplsrouter.
+    /// The socket path: given, from the config, or the only one in /run/mplsrouter that
+    /// a router answers on.
     pub fn path(&self) -> Result<PathBuf> {
         if let Some(s) = &self.socket {
             return Ok(s.clone());
@@ -53,6 +54,8 @@ impl SocketArgs {
             .map(|d| {
                 d.filter_map(|e| e.ok().map(|e| e.path()))
                     .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+                    // Sockets of crashed routers do not count.
+                    .filter(|p| UnixStream::connect(p).is_ok())
                     .collect()
             })
             .unwrap_or_default();
