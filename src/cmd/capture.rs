@@ -91,3 +91,32 @@ pub fn run(a: CaptureArgs) -> Result<i32> {
     );
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pcap_keeps_the_real_length_beside_the_snapped_bytes() {
+        let f = CapturedFrame {
+            lcore: 1,
+            time_us: 1_500_000,
+            len: 1514,
+            data: "0102".repeat(64),
+        };
+        let p = pcap(&[f]).unwrap();
+        assert_eq!(&p[..4], &0xa1b2_c3d4u32.to_le_bytes());
+        assert_eq!(u32::from_le_bytes(p[16..20].try_into().unwrap()), SNAPLEN);
+        let rec = &p[24..];
+        let w = |i: usize| u32::from_le_bytes(rec[i..i + 4].try_into().unwrap());
+        assert_eq!((w(0), w(4), w(8), w(12)), (1, 500_000, 128, 1514));
+        assert_eq!(rec.len(), 16 + 128);
+        let bad = CapturedFrame {
+            lcore: 1,
+            time_us: 0,
+            len: 1,
+            data: "zz".into(),
+        };
+        assert!(pcap(&[bad]).is_err());
+    }
+}

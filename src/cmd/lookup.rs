@@ -127,3 +127,44 @@ pub fn run(a: LookupArgs) -> Result<i32> {
     }
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(address: Option<&str>, label: Option<u32>, flow: Option<&str>) -> LookupArgs {
+        LookupArgs {
+            socket: SocketArgs {
+                socket: None,
+                config: None,
+                json: false,
+            },
+            address: address.map(Into::into),
+            label,
+            flow: flow.map(Into::into),
+            in_port: None,
+            ttl: None,
+        }
+    }
+
+    #[test]
+    fn a_flow_fills_every_field_and_bad_ones_are_refused() {
+        let r = request(&args(
+            None,
+            None,
+            Some("192.0.2.1, 198.51.100.7,6,40000,443"),
+        ))
+        .unwrap();
+        assert_eq!(r.src.as_deref(), Some("192.0.2.1"));
+        assert_eq!(r.dst.as_deref(), Some("198.51.100.7"));
+        assert_eq!(
+            (r.proto, r.sport, r.dport),
+            (Some(6), Some(40000), Some(443))
+        );
+        let r = request(&args(None, Some(1000), None)).unwrap();
+        assert_eq!((r.label, r.dst), (Some(1000), None));
+        assert!(request(&args(None, None, None)).is_err());
+        assert!(request(&args(None, None, Some("1.2.3.4,5.6.7.8,6,1"))).is_err());
+        assert!(request(&args(None, None, Some("1.2.3.4,5.6.7.8,600,1,2"))).is_err());
+    }
+}
