@@ -247,3 +247,7 @@ fn remove(delta: &mut FibDelta, key: Key) -> Result<(), ApplyError> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;
