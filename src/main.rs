@@ -33,6 +33,16 @@ enum Command {
     BenchLookup(cmd::bench_lookup::BenchLookupArgs),
     /// Print a running router's counters as a table, read from its /metrics endpoint.
     Stats(cmd::stats::StatsArgs),
+    /// Show what a running router holds (routes, labels, neighbours, ports, workers),
+    /// asked over its control socket.
+    Show(cmd::show::ShowArgs),
+    /// What the running router does with a packet: route or label entry, ECMP member,
+    /// rewrite and egress port, decided by the data path's own code.
+    Lookup(cmd::lookup::LookupArgs),
+    /// What the next packets did: headers, decisions and verdict, from the workers.
+    Trace(cmd::trace::TraceArgs),
+    /// Frames a port receives, into a pcap for Wireshark (bounded by count and time).
+    Capture(cmd::capture::CaptureArgs),
 }
 
 /// Package-build commands, added to the parser hidden and absent from `Cli::command()`,
@@ -71,6 +81,10 @@ fn main() {
         Command::GenTraffic(a) => cmd::gen_traffic::run(a),
         Command::BenchLookup(a) => cmd::bench_lookup::run(a),
         Command::Stats(a) => cmd::stats::run(a),
+        Command::Show(a) => cmd::show::run(a),
+        Command::Lookup(a) => cmd::lookup::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
+        Command::Capture(a) => cmd::capture::run(a),
     })
 }
 

@@ -11,7 +11,17 @@ fn help_lists_every_subcommand() {
     let out = bin().arg("--help").output().unwrap();
     assert!(out.status.success());
     let s = String::from_utf8(out.stdout).unwrap();
-    for sub in ["run", "check", "gen-traffic", "bench-lookup", "stats"] {
+    for sub in [
+        "run",
+        "check",
+        "gen-traffic",
+        "bench-lookup",
+        "stats",
+        "show",
+        "lookup",
+        "trace",
+        "capture",
+    ] {
         assert!(s.contains(sub), "--help does not mention {sub}:\n{s}");
     }
 }

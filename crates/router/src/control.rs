@@ -75,6 +75,8 @@ pub struct ControlPlane {
     missing_reported: bool,
     /// Routes from FRR's zebra, when the `fpm:` section is on.
     fpm: Option<crate::fpm::FpmControl>,
+    /// What `show` needs and the table cannot say (sources, learning times).
+    book: Arc<crate::ctlsock::SourceBook>,
 }
 
 impl ControlPlane {
@@ -136,6 +138,7 @@ impl ControlPlane {
             last_read: None,
             missing_reported: false,
             fpm: None,
+            book: Arc::default(),
         };
         cp.set_statics();
         Ok((cp, fib))
@@ -317,7 +320,15 @@ impl ControlPlane {
                 SlowPathEvent::NeighborGone { port, ip } => self.learned.forget(d, port, ip),
             };
             match r {
-                Ok(true) => changed = true,
+                Ok(true) => {
+                    changed = true;
+                    match ev {
+                        SlowPathEvent::NeighborLearned { port, ip, .. } => {
+                            self.book.learned(port, ip, Instant::now())
+                        }
+                        SlowPathEvent::NeighborGone { port, ip } => self.book.forgotten(port, ip),
+                    }
+                }
                 Ok(false) => {}
                 Err(e) => eprintln!("mplsrouter: could not apply {ev:?}: {e}"),
             }
@@ -325,6 +336,11 @@ impl ControlPlane {
         if let Some(d) = delta.filter(|_| changed) {
             self.publish_delta(d);
         }
+    }
+
+    /// The source book the control socket reads.
+    pub fn source_book(&self) -> Arc<crate::ctlsock::SourceBook> {
+        self.book.clone()
     }
 
     /// The routes file's neighbors, shared with the slow path.
@@ -360,6 +376,7 @@ impl ControlPlane {
         let set = self.reload.as_ref().and_then(|r| r.current());
         let neighbors = set.map_or(&[][..], |s| &s.neighbors);
         self.rcu.with_current(|fib| f.set_file_view(fib, neighbors));
+        f.set_book(self.book.clone());
         self.fpm = Some(f);
     }
 

@@ -29,6 +29,8 @@ pub enum RouterError {
     Spec(String),
     #[error(transparent)]
     Metrics(#[from] crate::metrics::MetricsError),
+    #[error(transparent)]
+    Control(#[from] crate::ctlsock::CtlError),
     #[error("signal handler: {0}")]
     Signal(std::io::Error),
     #[error(transparent)]

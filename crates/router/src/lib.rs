@@ -10,6 +10,7 @@
 mod control;
 mod counters;
 pub mod cpif;
+pub mod ctlsock;
 mod error;
 mod forward;
 pub mod fpm;
@@ -22,6 +23,7 @@ mod runtime;
 mod signals;
 mod slowpath;
 mod spec;
+pub mod trace;
 pub mod traffic;
 mod watch;
 mod worker;

@@ -209,6 +209,7 @@ impl Drop for Threads {
 /// Runs the router until SIGINT/SIGTERM, `spec.duration`, or a thread's death (an error).
 pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterError> {
     let signals = SignalFlags::install()?;
+    let ctl_bound = crate::ctlsock::bind_for(&routing.startup)?;
     let eal = init_eal(spec)?;
     let workers = plan_workers(spec, &eal)?;
     let pool = create_pool(spec)?;
@@ -230,7 +231,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         return Ok(RunSummary::stopped_during_startup());
     };
     print_tables(&first);
-    let rcu = Arc::new(Rcu::new(first, workers.len() + 2));
+    // Readers: the workers, the slow path, the control socket, one spare.
+    let rcu = Arc::new(Rcu::new(first, workers.len() + 3));
     control.attach(rcu.clone());
     let cpif = create_control_ifaces(&routing.startup, &port_ifaces, &control_stats)?;
     let cpif_ifindexes = cpif.as_ref().map(|c| c.ifindexes()).unwrap_or_default();
@@ -250,6 +252,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
 
     let mut threads = Threads::new();
+    let lcores: Vec<u32> = workers.iter().map(|w| w.lcore).collect();
+    let (trace, taps) = crate::trace::channel(&lcores);
     let counters = launch_workers(
         spec,
         &workers,
@@ -261,6 +265,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
             data: punt_tx,
         },
         [inject_rx, cpif_rx],
+        taps,
         &mut threads,
     )?;
     if let Some(c) = &cpif {
@@ -277,7 +282,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         inject: inject_tx,
         pool: Arc::clone(&pool),
         rcu: rcu.clone(),
-        pipeline: Pipeline::new(routing.pipeline, local),
+        pipeline: Pipeline::new(routing.pipeline, local.clone()),
         icmp: routing.icmp,
         arp: ArpPolicy::from_config(&routing.startup.arp),
         statics: control.static_neighbors(),
@@ -293,6 +298,22 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     threads.slow = Some(spawn_slow_path(slow, punts, spec.test_fault)?);
     let fpm_metrics = fpm_listener.as_ref().map(|_| &fpm_stats);
     let _metrics = start_metrics(spec, &dev_ids, &counters, &control_stats, fpm_metrics)?;
+    let ctl_parts = crate::ctlsock::Parts {
+        spec,
+        workers: &workers,
+        ports: ctx_ports(&routing.startup, &macs),
+        dev_ids: dev_ids.clone(),
+        counters: &counters,
+        control: control_stats.clone(),
+        pipeline: routing.pipeline,
+        local,
+        book: control.source_book(),
+        statics: control.static_neighbors(),
+        trace,
+    };
+    let _ctl = ctl_bound
+        .map(|b| crate::ctlsock::serve_for(b, ctl_parts, &rcu))
+        .transpose()?;
 
     let names: Vec<String> = spec.ports.iter().map(|p| p.name.clone()).collect();
     let mut reporter = Reporter::new(names, dev_ids.clone(), drop_reason_name);
@@ -338,6 +359,12 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         mbufs_leaked,
         elapsed,
     })
+}
+
+/// The ports with their real MACs, as the tables see them.
+fn ctx_ports(startup: &StartupConfig, macs: &[[u8; 6]]) -> Vec<config::startup::PortIface> {
+    let ctx = config::RouteContext::from_startup(startup, |i| macs[i as usize]);
+    ctx.ports.unwrap_or_default()
 }
 
 /// Step: the EAL, with a hint naming what to fix when it refuses.
@@ -551,10 +578,12 @@ fn launch_workers(
     rcu: &Arc<Rcu<Fib>>,
     punt: PuntQueues,
     inject: [Receiver<Injected>; 2],
+    taps: Vec<crate::trace::TraceTap>,
     threads: &mut Threads,
 ) -> Result<Vec<Arc<WorkerCounters>>, RouterError> {
     let [inject, inject_control] = inject;
     let (mut inject, mut inject_control) = (Some(inject), Some(inject_control));
+    let mut taps = taps.into_iter();
     let mut counters = Vec::with_capacity(workers.len());
     for (wi, w) in workers.iter().enumerate() {
         let c = Arc::new(WorkerCounters::new(w.lcore));
@@ -578,6 +607,7 @@ fn launch_workers(
             punt: punt.clone(),
             inject: inject.take(),
             inject_control: inject_control.take(),
+            trace: taps.next(),
         };
         let fault = wi == 0 && spec.test_fault == Some(TestFault::WorkerPanic);
         let h = lcore::launch(w.lcore, move || {

@@ -64,6 +64,8 @@ pub struct Worker<F: Forwarder> {
     /// Frames the kernel sent on the control interfaces, taken before `inject` so the
     /// slow path's own output (ICMP for a flood) never delays them.
     pub inject_control: Option<Receiver<Injected>>,
+    /// Packet trace: one flag test per burst while nobody traces.
+    pub trace: Option<crate::trace::TraceTap>,
 }
 
 impl<F: Forwarder> Worker<F> {
@@ -96,8 +98,15 @@ impl<F: Forwarder> Worker<F> {
                 }
                 let t0 = dpdk::rdtsc();
                 let n = rx.len();
+                let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
+                if let (true, Some(t)) = (traced, self.trace.as_mut()) {
+                    t.before(rx.as_slice());
+                }
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);
+                if let (true, Some(t)) = (traced, self.trace.as_mut()) {
+                    t.after(port, rx.as_slice(), &verdicts[..n]);
+                }
                 bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
                 self.dispatch(port, &mut rx, &verdicts[..n], &mut drops);
                 drops.free_all();

@@ -116,6 +116,7 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         },
         inject: Some(inject_rx),
         inject_control: Some(control_inject_rx),
+        trace: None,
     };
     let t = std::thread::spawn(move || worker.run());
     let deadline = Instant::now() + Duration::from_secs(10);

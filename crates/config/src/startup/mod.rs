@@ -46,6 +46,7 @@ pub const STARTUP_KEYS: &[&str] = &[
     "ttl_expiry_reply",
     "max_routes_file_bytes",
     "fpm",
+    "control_socket",
 ];
 
 /// EAL settings: convenience keys plus raw `args` appended last (they win).
@@ -310,6 +311,9 @@ pub struct StartupConfig {
     pub max_routes_file_bytes: u64,
     /// FRR's zebra over FPM; `None` (the default) keeps the listener off.
     pub fpm: Option<FpmConfig>,
+    /// The operator's control socket (`show`, `lookup`), resolved against the config
+    /// file's directory; `None`: the default, see [`StartupConfig::control_socket_path`].
+    pub control_socket: Option<PathBuf>,
 }
 
 /// A worker with its queues resolved to port ids.
@@ -346,7 +350,19 @@ pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
 /// DPDK's `RTE_PKTMBUF_HEADROOM` (the default build's 128 bytes).
 pub const MBUF_HEADROOM: u32 = 128;
 
+/// Directory of the default control sockets (`<file_prefix>.sock`).
+pub const CONTROL_SOCKET_DIR: &str = "/run/mplsrouter";
+
 impl StartupConfig {
+    /// The control socket: `control_socket` if set, else
+    /// `/run/mplsrouter/<file_prefix>.sock` once the EAL file prefix is known.
+    pub fn control_socket_path(&self) -> Option<PathBuf> {
+        self.control_socket.clone().or_else(|| {
+            let prefix = self.eal.file_prefix.as_ref()?;
+            Some(PathBuf::from(CONTROL_SOCKET_DIR).join(format!("{prefix}.sock")))
+        })
+    }
+
     /// Reads, decodes and validates a startup config file.
     pub fn load(path: &FsPath) -> Result<StartupConfig, ConfigError> {
         let text = read::read_file(path, read::Limit::STARTUP)?;
@@ -628,6 +644,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         ttl_expiry_reply: TtlExpiryReply::default(),
         max_routes_file_bytes: DEFAULT_MAX_ROUTES_FILE_BYTES,
         fpm: None,
+        control_socket: None,
     };
     let mut fpm_section = None;
     let mut seen_ports = false;
@@ -669,6 +686,12 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             "max_label_depth" => depth = d.value::<Spanned<u8>>(v, &p),
             "ttl_expiry_reply" => cfg.ttl_expiry_reply = d.value(v, &p).unwrap_or_default(),
             "max_routes_file_bytes" => max_routes = d.value::<Spanned<u64>>(v, &p),
+            "control_socket" => {
+                cfg.control_socket = d.value::<String>(v, &p).map(|r| {
+                    let base = file.parent().unwrap_or(FsPath::new(""));
+                    base.join(r)
+                })
+            }
             "fpm" => fpm_section = Some(d.value::<fpm::FpmSection>(v, &p).unwrap_or_default()),
             _ => unreachable!("top_level filters keys"),
         }
@@ -767,6 +790,22 @@ ports:
     rx_queues: 2
 routes: routes/demo.yaml
 ";
+
+    #[test]
+    fn the_control_socket_is_configured_or_named_after_the_file_prefix() {
+        let c = parse(DEMO).unwrap();
+        assert_eq!(
+            c.control_socket_path(),
+            Some(PathBuf::from("/run/mplsrouter/demo.sock"))
+        );
+        let c = parse(&format!("{DEMO}control_socket: run/r.sock\n")).unwrap();
+        assert_eq!(
+            c.control_socket_path(),
+            Some(PathBuf::from("/etc/mplsrouter/run/r.sock"))
+        );
+        let c = parse(&DEMO.replace("  file_prefix: demo\n", "")).unwrap();
+        assert_eq!(c.control_socket_path(), None);
+    }
 
     #[test]
     fn the_mbuf_data_room_fits_a_frame_of_the_largest_mtu() {

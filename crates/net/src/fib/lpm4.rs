@@ -96,6 +96,7 @@ mod batch;
 mod block;
 mod flat;
 mod huge;
+mod walk;
 
 use std::sync::Arc;
 

@@ -24,6 +24,7 @@ mod lpm4;
 mod lpm6;
 pub mod prefix_list;
 pub mod prefix_list6;
+mod view;
 
 pub use adjacency::{Adjacency, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};

@@ -39,6 +39,8 @@ pub struct FpmControl {
     interval: Duration,
     ports: Vec<PortIface>,
     stats: Arc<FpmStats>,
+    /// Which keys FPM's entry is the table's, for `show` (the control socket).
+    book: Arc<crate::ctlsock::SourceBook>,
 }
 
 impl FpmControl {
@@ -53,7 +55,13 @@ impl FpmControl {
             interval,
             ports,
             stats,
+            book: Arc::default(),
         }
+    }
+
+    /// Shares the book `show` reads the routes' sources from.
+    pub fn set_book(&mut self, book: Arc<crate::ctlsock::SourceBook>) {
+        self.book = book;
     }
 
     /// Changes from the listener; published at the end of the interval.
@@ -118,16 +126,18 @@ impl FpmControl {
             let after = self.mirror.contains_key(&c.key);
             let i = matches!(c.key, Key::Label(_)) as usize;
             let slot = if self.file_names(c.key) {
+                self.book.set_fpm(c.key, false);
                 &self.stats.overridden[i]
             } else {
                 let r = match &c.target {
                     Some(t) => self.install(delta, c.key, t, learned),
                     None => remove(delta, c.key),
                 };
-                if let Err(e) = r {
+                if let Err(e) = &r {
                     self.stats.rejected.fetch_add(1, Relaxed);
                     eprintln!("fpm: the table refused {:?}: {e}", c.key);
                 }
+                self.book.set_fpm(c.key, r.is_ok() && c.target.is_some());
                 &self.stats.active[i]
             };
             match (before, after) {
@@ -141,6 +151,7 @@ impl FpmControl {
     /// Installs every FPM route the file does not name on a table from a reload.
     pub fn reapply_all(&mut self, delta: &mut FibDelta, learned: &Learned) {
         let mut active = [0u64; 2];
+        let mut installed = Vec::new();
         let mut overridden = [0u64; 2];
         let entries: Vec<(Key, Arc<Target>)> =
             self.mirror.iter().map(|(k, t)| (*k, t.clone())).collect();
@@ -150,12 +161,16 @@ impl FpmControl {
                 overridden[i] += 1;
             } else {
                 active[i] += 1;
-                if let Err(e) = self.install(delta, k, &t, learned) {
-                    self.stats.rejected.fetch_add(1, Relaxed);
-                    eprintln!("fpm: the table refused {k:?}: {e}");
+                match self.install(delta, k, &t, learned) {
+                    Ok(()) => installed.push(k),
+                    Err(e) => {
+                        self.stats.rejected.fetch_add(1, Relaxed);
+                        eprintln!("fpm: the table refused {k:?}: {e}");
+                    }
                 }
             }
         }
+        self.book.replace_fpm(installed);
         for (slot, v) in self.stats.active.iter().zip(active) {
             slot.store(v, Relaxed);
         }
@@ -254,3 +269,7 @@ fn remove(delta: &mut FibDelta, key: Key) -> Result<(), ApplyError> {
 #[cfg(test)]
 #[path = "apply_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "apply_book_tests.rs"]
+mod book_tests;

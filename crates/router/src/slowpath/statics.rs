@@ -27,6 +27,12 @@ impl StaticNeighbors {
             .copied()
     }
 
+    /// Every static neighbour, for `show neighbors`.
+    pub fn all(&self) -> Vec<((u16, u32), [u8; 6])> {
+        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
+        map.iter().map(|(k, v)| (*k, *v)).collect()
+    }
+
     /// Whether `ip` on `port` is static.
     pub fn contains(&self, port: u16, ip: u32) -> bool {
         self.get(port, ip).is_some()

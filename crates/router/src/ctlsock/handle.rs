@@ -1,0 +1,188 @@
+//! Request handling, pure: a request line and the live snapshot in, a response out. No
+//! socket here, so every request shape is tested on bytes (see `handle_tests.rs`).
+
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use net::fib::Fib;
+use net::pipeline::Pipeline;
+
+use super::book::SourceBook;
+use super::lookup::{self, PortMacs};
+use super::proto::*;
+use super::table::Names;
+use crate::slowpath::StaticNeighbors;
+
+/// What the router measures live (ports, workers, table counters): DPDK calls in the
+/// server, fixed values in tests.
+pub trait Live {
+    fn ports(&self) -> Vec<PortView>;
+    fn workers(&self) -> Vec<WorkerView>;
+    fn table(&self) -> TableView;
+}
+
+/// Everything a request needs besides the snapshot and the live counters.
+pub struct Handler {
+    pub port_names: Vec<String>,
+    pub port_macs: Vec<[u8; 6]>,
+    pub pipeline: Pipeline,
+    pub book: Arc<SourceBook>,
+    pub statics: Arc<StaticNeighbors>,
+}
+
+/// Parses `A.B.C.D/N` (host bits cleared) or, with `allow_host`, `A.B.C.D` (as /32 and
+/// `true`: an address to match).
+fn parse_prefix(s: &str) -> Result<(u32, u8, bool), String> {
+    let bad = || format!("`{s}` is neither an IPv4 address nor a prefix (A.B.C.D/N)");
+    let (a, l, host) = match s.split_once('/') {
+        Some((a, l)) => (a, l.parse::<u8>().map_err(|_| bad())?, false),
+        None => (s, 32, true),
+    };
+    let a: Ipv4Addr = a.parse().map_err(|_| bad())?;
+    if l > 32 {
+        return Err(bad());
+    }
+    let mask = if l == 0 { 0 } else { u32::MAX << (32 - l) };
+    Ok((u32::from(a) & mask, l, host))
+}
+
+/// Parses one request line.
+pub fn parse(line: &[u8]) -> Result<Request, Response> {
+    serde_json::from_slice(line).map_err(|e| Response::error(format!("bad request: {e}")))
+}
+
+fn limit(l: Option<usize>) -> Result<usize, String> {
+    match l.unwrap_or(DEFAULT_LIMIT) {
+        0 => Err("limit must be at least 1".into()),
+        n if n > MAX_LIMIT => Err(format!("limit {n} is over {MAX_LIMIT}; page with `after`")),
+        n => Ok(n),
+    }
+}
+
+impl Handler {
+    fn names(&self) -> Names<'_> {
+        Names {
+            ports: &self.port_names,
+            book: &self.book,
+        }
+    }
+
+    /// Answers one request line (without its newline).
+    pub fn handle(&self, line: &[u8], fib: &Fib, live: &dyn Live) -> Response {
+        match parse(line) {
+            Ok(req) => self.respond(req, fib, live),
+            Err(e) => e,
+        }
+    }
+
+    /// Answers a parsed request.
+    pub fn respond(&self, req: Request, fib: &Fib, live: &dyn Live) -> Response {
+        match self.answer(req, fib, live) {
+            Ok(r) => Response::ok(r),
+            Err(e) => Response::error(e),
+        }
+    }
+
+    fn answer(&self, req: Request, fib: &Fib, live: &dyn Live) -> Result<Reply, String> {
+        Ok(match req {
+            Request::ShowRoutes {
+                prefix,
+                source,
+                limit: l,
+                after,
+            } => Reply::Routes(self.routes(fib, prefix.as_deref(), source, limit(l)?, after)?),
+            Request::ShowMpls {
+                label,
+                source,
+                limit: l,
+                after,
+            } => Reply::Mpls(self.mpls(fib, label, source, limit(l)?, after)),
+            Request::ShowNeighbors {} => Reply::Neighbors {
+                neighbors: self.names().neighbors(fib, &self.statics, Instant::now()),
+            },
+            Request::ShowPorts {} => Reply::Ports {
+                ports: live.ports(),
+            },
+            Request::ShowWorkers {} => Reply::Workers {
+                workers: live.workers(),
+            },
+            Request::ShowTable {} => Reply::Table(live.table()),
+            Request::Trace { .. } | Request::Capture { .. } => {
+                return Err("trace needs the running router's workers".into());
+            }
+            Request::Lookup(r) => {
+                let ports = PortMacs {
+                    names: &self.port_names,
+                    macs: &self.port_macs,
+                };
+                let names = self.names();
+                let l = lookup::lookup(&self.pipeline, fib, &names, &ports, &r)?;
+                Reply::Lookup(Box::new(l))
+            }
+        })
+    }
+
+    fn routes(
+        &self,
+        fib: &Fib,
+        prefix: Option<&str>,
+        source: Option<Source>,
+        limit: usize,
+        after: Option<String>,
+    ) -> Result<RoutesReply, String> {
+        let names = self.names();
+        let (addr, len, host) = parse_prefix(prefix.unwrap_or("0.0.0.0/0"))?;
+        let mut reply = RoutesReply {
+            generation: fib.generation(),
+            matched: None,
+            routes: Vec::new(),
+            next_after: None,
+        };
+        if host {
+            if let Some((a, l, r)) = fib.ipv4_longest_match(addr) {
+                let v = names.route(fib, a, l, r);
+                reply.matched = Some(v.prefix.clone());
+                if source.is_none_or(|s| s == v.source) {
+                    reply.routes.push(v);
+                }
+            }
+            return Ok(reply);
+        }
+        let after = after.map(|a| parse_prefix(&a)).transpose()?;
+        let mut it = fib
+            .ipv4_routes_under(addr, len)
+            .filter(|&(a, l, _)| after.is_none_or(|(x, y, _)| (a, l) > (x, y)))
+            .map(|(a, l, r)| names.route(fib, a, l, r))
+            .filter(|v| source.is_none_or(|s| s == v.source));
+        reply.routes.extend(it.by_ref().take(limit));
+        if it.next().is_some() {
+            reply.next_after = reply.routes.last().map(|r| r.prefix.clone());
+        }
+        Ok(reply)
+    }
+
+    fn mpls(
+        &self,
+        fib: &Fib,
+        label: Option<u32>,
+        source: Option<Source>,
+        limit: usize,
+        after: Option<u32>,
+    ) -> MplsReply {
+        let names = self.names();
+        let mut it = fib
+            .label_entries()
+            .into_iter()
+            .filter(|&(l, _)| label.is_none_or(|x| x == l) && after.is_none_or(|a| l > a))
+            .map(|(l, e)| names.label(fib, l, e))
+            .filter(|v| source.is_none_or(|s| s == v.source));
+        let entries: Vec<LabelView> = it.by_ref().take(limit).collect();
+        let next_after = it.next().and(entries.last().map(|e| e.label));
+        MplsReply {
+            generation: fib.generation(),
+            entries,
+            next_after,
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The table as operators read it: routes, label entries and neighbours of one snapshot,
+//! with names instead of ids. Pure (a snapshot and the source book in, views out).
+
+use std::net::Ipv4Addr;
+use std::time::Instant;
+
+use fpm::Key;
+use net::fib::{Fib, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
+
+use super::book::SourceBook;
+use super::proto::{HopView, LabelView, NeighborView, RouteView, Source};
+use crate::slowpath::StaticNeighbors;
+
+/// What turns ids into names.
+pub struct Names<'a> {
+    pub ports: &'a [String],
+    pub book: &'a SourceBook,
+}
+
+pub fn mac_str(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+impl Names<'_> {
+    pub fn port(&self, id: u16) -> String {
+        self.ports
+            .get(id as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("port{id}"))
+    }
+
+    /// The members of a next hop with their weights.
+    pub fn hops(&self, fib: &Fib, nh: NextHop) -> Vec<HopView> {
+        let members = match nh {
+            NextHop::Adjacency(a) => vec![(a, 1)],
+            NextHop::Ecmp(g) => fib.ecmp_group(g).members().to_vec(),
+        };
+        members
+            .into_iter()
+            .map(|(a, weight)| {
+                let adj = fib.adjacency(a);
+                HopView {
+                    port: self.port(adj.port),
+                    via: Ipv4Addr::from(adj.neighbor).to_string(),
+                    mac: adj.dst_mac.map(mac_str),
+                    labels: adj.labels().to_vec(),
+                    weight,
+                }
+            })
+            .collect()
+    }
+
+    fn route_source(&self, fib: &Fib, addr: u32, len: u8, r: &Ipv4Route) -> Source {
+        if self.book.is_fpm(Key::Ipv4 { addr, len }) {
+            return Source::Fpm;
+        }
+        if let (32, RouteTarget::NextHop(NextHop::Adjacency(a))) = (len, r.target) {
+            let adj = fib.adjacency(a);
+            if u32::from_be_bytes(adj.neighbor) == addr
+                && self.book.learned_at(adj.port, addr).is_some()
+            {
+                return Source::Arp;
+            }
+        }
+        Source::Yaml
+    }
+
+    pub fn route(&self, fib: &Fib, addr: u32, len: u8, r: &Ipv4Route) -> RouteView {
+        let (target, port, next_hops) = match r.target {
+            RouteTarget::NextHop(nh) => ("forward", None, self.hops(fib, nh)),
+            RouteTarget::Local => ("local", None, Vec::new()),
+            RouteTarget::Connected { port } => ("connected", Some(self.port(port)), Vec::new()),
+            RouteTarget::Blackhole => ("blackhole", None, Vec::new()),
+        };
+        let (ttl_mode, pipe_ttl) = ttl(r.ttl_mode);
+        RouteView {
+            prefix: format!("{}/{len}", Ipv4Addr::from(addr)),
+            target: target.into(),
+            port,
+            next_hops,
+            ttl_mode,
+            pipe_ttl,
+            source: self.route_source(fib, addr, len, r),
+        }
+    }
+
+    pub fn label(&self, fib: &Fib, label: u32, e: &LabelEntry) -> LabelView {
+        let (action, payload) = match e.op {
+            LabelOp::Swap => ("swap", "labelled"),
+            LabelOp::Pop => ("pop", "as_received_below_top"),
+            LabelOp::PopAndLookup => ("pop_and_lookup", "looked_up"),
+        };
+        let (ttl_mode, pipe_ttl) = ttl(e.ttl_mode);
+        LabelView {
+            label,
+            action: action.into(),
+            next_hops: e.next_hop.map(|nh| self.hops(fib, nh)).unwrap_or_default(),
+            ttl_mode,
+            pipe_ttl,
+            payload: payload.into(),
+            source: if self.book.is_fpm(Key::Label(label)) {
+                Source::Fpm
+            } else {
+                Source::Yaml
+            },
+        }
+    }
+
+    /// Every neighbour: the static ones, and those the table's adjacencies point at
+    /// (resolved by ARP or still incomplete), by port then address.
+    pub fn neighbors(
+        &self,
+        fib: &Fib,
+        statics: &StaticNeighbors,
+        now: Instant,
+    ) -> Vec<NeighborView> {
+        let mut seen = std::collections::BTreeMap::new();
+        for ((port, ip), mac) in statics.all() {
+            seen.insert((port, ip), (Some(mac), "static"));
+        }
+        for id in 0..fib.stats().adjacencies {
+            let a = fib.adjacency(id as u32);
+            let key = (a.port, u32::from_be_bytes(a.neighbor));
+            if key.1 == 0 || seen.contains_key(&key) {
+                continue;
+            }
+            let state = if a.dst_mac.is_some() {
+                "resolved"
+            } else {
+                "incomplete"
+            };
+            seen.insert(key, (a.dst_mac, state));
+        }
+        seen.into_iter()
+            .map(|((port, ip), (mac, state))| NeighborView {
+                ip: Ipv4Addr::from(ip).to_string(),
+                mac: mac.map(mac_str),
+                port: self.port(port),
+                state: state.into(),
+                age_s: self
+                    .book
+                    .learned_at(port, ip)
+                    .filter(|_| state == "resolved")
+                    .map(|t| now.saturating_duration_since(t).as_secs_f64()),
+            })
+            .collect()
+    }
+}
+
+fn ttl(m: TtlMode) -> (String, Option<u8>) {
+    match m {
+        TtlMode::Uniform => ("uniform".into(), None),
+        TtlMode::Pipe(t) => ("pipe".into(), Some(t)),
+    }
+}

@@ -1,0 +1,484 @@
+//! The control socket against a live router on pcap vdevs: every `show` checked field by
+//! field (`--json`) against the configured table, `lookup` agreeing byte for byte with
+//! what the data path sent for generated IPv4 and labelled packets (ECMP included), a
+//! `trace` and `capture` (decoded by tshark) of a replayed pcap, a stale socket replaced, a second router on the same socket refused, and `show` against
+//! a stopped router.
+
+mod common;
+mod live;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{bin, pcap_config, TempDir};
+use live::LiveRouter;
+use router::ctlsock::proto::*;
+use router::traffic::{read_pcap, write_pcap, FrameSpec};
+
+const ROUTES: &str = "
+neighbors:
+  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}
+  - {ip: 10.0.1.3, mac: \"02:00:00:00:01:03\"}
+ipv4:
+  - {prefix: 198.51.100.0/24, via: 10.0.1.2}
+  - prefix: 203.0.113.0/24
+    nexthops:
+      - {via: 10.0.1.2, weight: 3, push: [300]}
+      - {via: 10.0.1.3, push: [301]}
+  - {prefix: 192.0.2.128/25, via: 10.0.1.3, push: [77, 78], ttl_mode: pipe, pipe_ttl: 32}
+mpls:
+  - {in_label: 1000, action: swap, via: 10.0.1.2, push: [2000]}
+  - {in_label: 1001, action: pop_and_lookup}
+  - in_label: 1002
+    action: swap
+    nexthops:
+      - {via: 10.0.1.2, push: [500]}
+      - {via: 10.0.1.3, push: [501]}
+";
+
+/// One generated packet: (label, dst, sport, ttl).
+type Flow = (Option<u32>, [u8; 4], u16, u8);
+
+fn flows() -> Vec<Flow> {
+    let mut f = Vec::new();
+    for sport in 0..24u16 {
+        f.push((None, [203, 0, 113, 9], 1000 + sport, 64));
+        f.push((Some(1002), [198, 51, 100, 9], 2000 + sport, 30));
+    }
+    f.push((None, [198, 51, 100, 7], 7, 5));
+    f.push((None, [198, 51, 100, 8], 12, 1));
+    f.push((None, [192, 0, 2, 200], 8, 64));
+    f.push((Some(1000), [198, 51, 100, 1], 9, 64));
+    f.push((Some(1001), [203, 0, 113, 200], 10, 64));
+    f.push((Some(1001), [198, 51, 100, 2], 11, 9));
+    f
+}
+
+fn frame((label, dst, sport, ttl): Flow) -> Vec<u8> {
+    FrameSpec {
+        dst_mac: [2, 0, 0, 0, 0, 1],
+        labels: label.map(|l| vec![(l, 0, ttl)]).unwrap_or_default(),
+        dst_ip: dst,
+        src_port: sport,
+        ttl,
+        ..FrameSpec::default()
+    }
+    .build()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+/// `mplsrouter ARGS --json --socket SOCK`, parsed.
+fn json<T: serde::de::DeserializeOwned>(sock: &Path, args: &[&str]) -> T {
+    let mut a = args.to_vec();
+    a.extend(["--json", "--socket", sock.to_str().unwrap()]);
+    let out = cli(&a);
+    assert!(
+        out.status.success(),
+        "{a:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{a:?}: {e}\n{}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn wait_for(path: &Path) {
+    let t = Instant::now();
+    while !path.exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn hop(port: &str, via: &str, mac: &str, labels: &[u32], weight: u32) -> HopView {
+    HopView {
+        port: port.into(),
+        via: via.into(),
+        mac: Some(mac.into()),
+        labels: labels.to_vec(),
+        weight,
+    }
+}
+
+fn check_show(sock: &Path) {
+    let Reply::Routes(r) = json(sock, &["show", "routes", "192.0.2.201"]) else {
+        panic!()
+    };
+    assert_eq!(r.matched.as_deref(), Some("192.0.2.128/25"));
+    assert_eq!(
+        r.routes,
+        [RouteView {
+            prefix: "192.0.2.128/25".into(),
+            target: "forward".into(),
+            port: None,
+            next_hops: vec![hop("out", "10.0.1.3", "02:00:00:00:01:03", &[77, 78], 1)],
+            ttl_mode: "pipe".into(),
+            pipe_ttl: Some(32),
+            source: Source::Yaml,
+        }]
+    );
+    let Reply::Routes(r) = json(sock, &["show", "routes", "203.0.113.0/24"]) else {
+        panic!()
+    };
+    assert_eq!(r.routes.len(), 1);
+    assert_eq!(
+        r.routes[0].next_hops,
+        [
+            hop("out", "10.0.1.2", "02:00:00:00:01:02", &[300], 3),
+            hop("out", "10.0.1.3", "02:00:00:00:01:03", &[301], 1)
+        ]
+    );
+    // The full view pages: 4 connected/local, 3 configured, 2 neighbour host routes.
+    let Reply::Routes(r) = json(sock, &["show", "routes", "--limit", "5"]) else {
+        panic!()
+    };
+    assert_eq!(r.routes.len(), 5);
+    let next = r.next_after.expect("a next page");
+    let Reply::Routes(r2) = json(sock, &["show", "routes", "--after", &next]) else {
+        panic!()
+    };
+    assert_eq!((r2.routes.len(), r2.next_after), (4, None));
+
+    let Reply::Mpls(m) = json(sock, &["show", "mpls"]) else {
+        panic!()
+    };
+    let l: Vec<(u32, &str, usize)> = m
+        .entries
+        .iter()
+        .map(|e| (e.label, e.action.as_str(), e.next_hops.len()))
+        .collect();
+    assert_eq!(
+        l,
+        [
+            (1000, "swap", 1),
+            (1001, "pop_and_lookup", 0),
+            (1002, "swap", 2)
+        ]
+    );
+    let Reply::Mpls(m) = json(sock, &["show", "mpls", "1000"]) else {
+        panic!()
+    };
+    assert_eq!(
+        m.entries[0].next_hops,
+        [hop("out", "10.0.1.2", "02:00:00:00:01:02", &[2000], 1)]
+    );
+
+    let Reply::Neighbors { neighbors } = json(sock, &["show", "neighbors"]) else {
+        panic!()
+    };
+    let n: Vec<(&str, &str, &str)> = neighbors
+        .iter()
+        .map(|n| (n.ip.as_str(), n.port.as_str(), n.state.as_str()))
+        .collect();
+    assert_eq!(
+        n,
+        [("10.0.1.2", "out", "static"), ("10.0.1.3", "out", "static")]
+    );
+
+    let Reply::Ports { ports } = json(sock, &["show", "ports"]) else {
+        panic!()
+    };
+    let p: Vec<(&str, &str, Vec<String>, u16)> = ports
+        .iter()
+        .map(|p| (p.name.as_str(), p.mac.as_str(), p.addresses.clone(), p.mtu))
+        .collect();
+    assert_eq!(
+        p,
+        [
+            (
+                "in",
+                "02:00:00:00:00:01",
+                vec!["10.0.0.1/24".to_string()],
+                1500
+            ),
+            (
+                "out",
+                "02:00:00:00:01:01",
+                vec!["10.0.1.1/24".to_string()],
+                1500
+            )
+        ]
+    );
+    assert_eq!(ports[0].rx_packets, flows().len() as u64);
+
+    let Reply::Workers { workers } = json(sock, &["show", "workers"]) else {
+        panic!()
+    };
+    assert_eq!(workers.len(), 1);
+    assert_eq!(workers[0].queues, ["in/0", "out/0"]);
+    assert_eq!(workers[0].rx_packets, flows().len() as u64);
+    assert_eq!(
+        workers[0].forwarded,
+        flows().len() as u64 - 1,
+        "one TTL expiry"
+    );
+
+    let Reply::Table(t) = json(sock, &["show", "table"]) else {
+        panic!()
+    };
+    assert_eq!((t.ipv4_routes, t.labels, t.reloads_ok), (9, 3, 1));
+
+    // The human tables say the same.
+    let out = cli(&[
+        "show",
+        "routes",
+        "203.0.113.5",
+        "--socket",
+        sock.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("via 10.0.1.2 on out mac 02:00:00:00:01:02 push [300] weight 3"),
+        "{text}"
+    );
+}
+
+/// Looks every generated packet up; returns the frames lookup says leave, in order.
+fn lookups(sock: &Path) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut members = std::collections::BTreeSet::new();
+    for f in flows() {
+        let (label, dst, sport, ttl) = f;
+        let dst = std::net::Ipv4Addr::from(dst).to_string();
+        let flow = format!("192.0.2.1,{dst},17,{sport},9");
+        let (ttl, l) = (ttl.to_string(), label.map(|l| l.to_string()));
+        let mut args = vec!["lookup", "--flow", &flow, "--ttl", &ttl];
+        if let Some(l) = &l {
+            args.extend(["--label", l]);
+        }
+        let r: LookupReply = json(sock, &args);
+        assert_eq!(
+            r.frame_in,
+            hex(&frame(f)),
+            "lookup built another packet for {f:?}"
+        );
+        match r.frame_out {
+            Some(o) => {
+                let h = r.next_hop.expect("a forwarded lookup names its next hop");
+                members.insert((label, h.via));
+                out.push(
+                    (0..o.len())
+                        .step_by(2)
+                        .map(|i| u8::from_str_radix(&o[i..i + 2], 16).unwrap())
+                        .collect(),
+                );
+            }
+            None => assert_eq!(
+                (r.verdict.as_str(), r.reason.as_deref()),
+                ("slow_path", Some("ttl_expired")),
+                "{f:?}"
+            ),
+        }
+    }
+    let ecmp = [
+        (None, "10.0.1.2"),
+        (None, "10.0.1.3"),
+        (Some(1002), "10.0.1.2"),
+        (Some(1002), "10.0.1.3"),
+    ];
+    for m in ecmp {
+        assert!(
+            members.contains(&(m.0, m.1.to_string())),
+            "no ECMP flow reached {m:?}: {members:?}"
+        );
+    }
+    out
+}
+
+#[test]
+fn show_and_lookup_against_a_live_router() {
+    let dir = TempDir::new("ctlsock");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    let frames: Vec<Vec<u8>> = flows().into_iter().map(frame).collect();
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let cfg = pcap_config(&dir, "control_socket: ctl.sock\n");
+    let sock = dir.path("ctl.sock");
+    // What a crashed router leaves: the socket file, nobody listening.
+    drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+    let router = LiveRouter::start(&cfg, 60.0);
+    let t = Instant::now();
+    while !router.output().contains("control socket: ") {
+        assert!(t.elapsed() < Duration::from_secs(20), "{}", router.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        router
+            .output()
+            .contains("replacing the stale control socket"),
+        "{}",
+        router.output()
+    );
+    wait_for(&sock);
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&sock).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o660);
+    // Let the replay finish before the counters are read.
+    std::thread::sleep(Duration::from_millis(1500));
+    check_show(&sock);
+    let predicted = lookups(&sock);
+
+    // A second router on the same socket stops at once, saying why.
+    let second = cli(&["run", "--config", cfg.to_str().unwrap(), "--duration", "5"]);
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("another router answers on it"), "{err}");
+    assert!(sock.exists(), "the refused router removed the live socket");
+
+    let (status, output) = router.stop(Duration::from_secs(20));
+    assert!(status.success(), "{output}");
+    assert!(!sock.exists(), "the socket outlived the router");
+    let sent = read_pcap(&dir.path("out.pcap")).unwrap();
+    assert_eq!(sent.len(), predicted.len());
+    for (i, (s, p)) in sent.iter().zip(&predicted).enumerate() {
+        assert_eq!(
+            hex(s),
+            hex(p),
+            "frame {i}: lookup disagrees with the data path"
+        );
+    }
+
+    // Nothing is running now: one line, exit 1.
+    let out = cli(&["show", "routes", "--socket", sock.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no router is running on"), "{err}");
+}
+
+/// `in` replays in.pcap forever; `out` is a net_null sink.
+fn replay_config(dir: &TempDir) -> std::path::PathBuf {
+    let pid = std::process::id();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: mplsr-trace-{pid}}}\n\
+         ports:\n\
+         \x20 - {{name: in, vdev: \"net_pcap_tr{pid},rx_pcap={d}/in.pcap,infinite_rx=1\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
+         \x20 - {{name: out, vdev: \"net_null_tr{pid},no-rx=1\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
+         routes: routes.yaml\n\
+         metrics_listen: 127.0.0.1:0\n\
+         control_socket: ctl.sock\n\
+         idle: {{backoff: {{}}}}\n",
+        d = dir.0.display()
+    );
+    let p = dir.path("startup.yaml");
+    std::fs::write(&p, cfg).unwrap();
+    p
+}
+
+#[test]
+fn trace_and_capture_of_a_replayed_pcap() {
+    let dir = TempDir::new("ctltrace");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    // Forwarded with a push, dropped (no route), swapped, punted (TTL 1).
+    let known: [Flow; 4] = [
+        (None, [192, 0, 2, 200], 1, 64),
+        (None, [100, 64, 0, 1], 2, 64),
+        (Some(1000), [198, 51, 100, 1], 3, 64),
+        (None, [198, 51, 100, 3], 4, 1),
+    ];
+    write_pcap(&dir.path("in.pcap"), &known.map(frame)).unwrap();
+    let cfg = replay_config(&dir);
+    let sock = dir.path("ctl.sock");
+    let router = LiveRouter::start(&cfg, 60.0);
+    wait_for(&sock);
+    let packets: Vec<TracedPacket> = json(&sock, &["trace", "--count", "40", "--port", "in"]);
+    assert_eq!(packets.len(), 40, "{}", router.output());
+    for p in &packets {
+        let d = &p.decision;
+        let i = known
+            .iter()
+            .position(|f| d.frame_in == hex(&frame(*f)))
+            .expect("a traced frame that was never sent");
+        assert_eq!(d.in_port, "in");
+        match i {
+            0 => {
+                assert_eq!(d.route.as_ref().unwrap().prefix, "192.0.2.128/25");
+                assert_eq!(
+                    (d.verdict.as_str(), d.out_port.as_deref()),
+                    ("forward", Some("out"))
+                );
+                let l: Vec<(u32, u8)> = d.out_labels.iter().map(|l| (l.label, l.ttl)).collect();
+                assert_eq!(l, [(77, 32), (78, 32)], "pipe mode pushes with pipe_ttl");
+                assert_eq!(d.next_hop.as_ref().unwrap().via, "10.0.1.3");
+                assert!(p.headers[1].starts_with("ipv4 192.0.2.1 > 192.0.2.200 proto 17 ttl 64"));
+            }
+            1 => assert_eq!(
+                (d.verdict.as_str(), d.reason.as_deref()),
+                ("drop", Some("no_route"))
+            ),
+            2 => {
+                assert_eq!(d.label_entry.as_ref().unwrap().label, 1000);
+                assert_eq!((d.out_labels[0].label, d.out_labels[0].ttl), (2000, 63));
+                assert_eq!(p.headers[1], "mpls label 1000 tc 0 ttl 64 bos");
+            }
+            _ => assert_eq!(
+                (d.verdict.as_str(), d.reason.as_deref()),
+                ("slow_path", Some("ttl_expired"))
+            ),
+        }
+    }
+    let mut kinds: Vec<&str> = packets
+        .iter()
+        .map(|p| p.decision.verdict.as_str())
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(kinds, ["drop", "forward", "slow_path"]);
+    // No packet is traced from a port that receives nothing.
+    let none: Vec<TracedPacket> = json(
+        &sock,
+        &["trace", "--count", "1", "--port", "out", "--timeout", "0.5"],
+    );
+    assert!(none.is_empty());
+
+    // capture: the frames as received, decoded by tshark.
+    let pcap = dir.path("cap.pcap");
+    let out = cli(&[
+        "capture",
+        "--port",
+        "in",
+        "--out",
+        pcap.to_str().unwrap(),
+        "--count",
+        "8",
+        "--socket",
+        sock.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = read_pcap(&pcap).unwrap();
+    assert_eq!(got.len(), 8);
+    for f in &got {
+        assert!(
+            known.iter().any(|k| frame(*k) == *f),
+            "captured a frame never sent"
+        );
+    }
+    let d = common::tshark(&pcap, &["ip.dst", "mpls.label"]);
+    assert_eq!(d.len(), 8);
+    for x in &d {
+        assert!(
+            ["192.0.2.200", "100.64.0.1", "198.51.100.1", "198.51.100.3"]
+                .contains(&x.get("ip.dst")),
+            "{x:?}"
+        );
+        if x.get("ip.dst") == "198.51.100.1" {
+            assert_eq!(x.get("mpls.label"), "1000");
+        }
+    }
+    let (status, output) = router.stop(Duration::from_secs(20));
+    assert!(status.success(), "{output}");
+}
