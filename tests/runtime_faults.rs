@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, wait_bounded, TempDir};
+use common::{bin, is_root, wait_bounded, TempDir};
 
 /// A startup config on one `net_null` port (an endless source of 64-byte frames).
 fn config(dir: &TempDir, tag: &str, prefix: Option<&str>, routes: Option<&Path>) -> PathBuf {
@@ -238,14 +238,6 @@ fn stats_lines_after_a_stall_do_not_come_in_a_burst() {
             .unwrap_or_else(|| panic!("no forwarded count in {l}"));
         assert!(fwd < 1 << 40, "forwarded wrapped: {l}");
     }
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout == b"0\n")
-        .unwrap_or(false)
 }
 
 /// With the default per-process file prefix, the EAL's runtime directory

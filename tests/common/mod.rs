@@ -156,3 +156,23 @@ pub fn tshark(pcap: &Path, fields: &[&str]) -> Vec<Decoded> {
         })
         .collect()
 }
+
+/// Runs a command, panicking with its stderr when it fails; returns its stdout.
+pub fn sh(args: &[&str]) -> String {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether the tests run as root (network namespaces need it; CI runs as root).
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false)
+}

@@ -49,16 +49,8 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// Runs a command, panicking with its stderr when it fails.
-pub fn sh(args: &[&str]) -> String {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+/// Runs a command, panicking with its stderr when it fails (the test kit's).
+pub use crate::common::sh;
 
 /// Polls `f` with backoff (5 ms doubling to 200 ms) until it returns Some, or panics with
 /// `what` and the last state after `limit`.
