@@ -47,7 +47,9 @@ for t in "${TARGETS[@]}"; do
     "$OLDPWD/corpus/$t" "$OLDPWD/seeds/$t" -- \
     -max_total_time="$SECS" -rss_limit_mb=2048 \
     -max_len="$max_len" -timeout=10 "${dict[@]}" "${jobs[@]}" -print_final_stats=1) 2>&1 | tee "$log" \
-    | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)' || true
+    | grep -E '^(#[0-9]+.*(pulse|DONE)|==|SUMMARY|.*panicked|stat::number_of_executed_units)'
+  # The fuzzer's status (errexit is off here): no `|| true` after the pipeline, which
+  # would replace PIPESTATUS with its own and report a crash as exit 0.
   rc=${PIPESTATUS[0]}
   set -e
   # With -jobs the workers' own logs hold the stats (the main log repeats them).
