@@ -136,10 +136,16 @@ mod docs_tests {
         let out = |d: &str| generate::OutDirArgs { dir: dir.join(d) };
         generate::man(Cli::command(), out("man")).unwrap();
         generate::completions(Cli::command(), out("comp")).unwrap();
-        let mut pages = vec!["mplsrouter.1".to_owned()];
-        for s in Cli::command().get_subcommands() {
-            pages.push(format!("mplsrouter-{}.1", s.get_name()));
+        // One page for the command and every subcommand, nested ones (`show routes`)
+        // included.
+        fn names(prefix: &str, c: &clap::Command, pages: &mut Vec<String>) {
+            pages.push(format!("{prefix}.1"));
+            for s in c.get_subcommands().filter(|s| !s.is_hide_set()) {
+                names(&format!("{prefix}-{}", s.get_name()), s, pages);
+            }
         }
+        let mut pages = Vec::new();
+        names("mplsrouter", &Cli::command(), &mut pages);
         let mut found: Vec<String> = std::fs::read_dir(dir.join("man"))
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -46,9 +46,11 @@ pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
     }
 }
 
-/// Control-traffic slots: enough for several seconds of hellos and keepalives of many
-/// neighbours, small enough that a burst of it cannot hog the slow path.
-pub const CONTROL_QUEUE: usize = 256;
+/// Control-traffic slots, as many as the data queue's: ARP is control traffic, and a
+/// burst of ARP from a whole subnet (after a link flap on a /16) must reach the
+/// neighbour table, not overflow here (`tests/slow_path.rs` sends 1,000 in one burst).
+/// Each costs the slow path little, so draining them first does not starve data.
+pub const CONTROL_QUEUE: usize = 1024;
 
 /// The two queues to the slow path.
 #[derive(Clone)]
