@@ -20,24 +20,35 @@ pub enum PrefixListError {
 /// skipped; host bits are cleared. Gzip input (by its magic bytes) is decompressed first.
 pub fn parse_prefix_list(bytes: &[u8]) -> Result<Vec<(u32, u8)>, PrefixListError> {
     let text = read_text(bytes)?;
+    parse_lines(&text, 32, |a: std::net::Ipv4Addr, len| {
+        let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+        (u32::from(a) & mask, len)
+    })
+    .map_err(|(line, text)| PrefixListError::BadLine { line, text })
+}
+
+/// The `addr/len` lines of a prefix list of either family (blank lines and `#` comments
+/// skipped; `len` at most `max_len`), each made an entry by `entry`; `Err` names the
+/// first bad line (1-based) and its text.
+pub(crate) fn parse_lines<A: std::str::FromStr, T>(
+    text: &str,
+    max_len: u8,
+    entry: impl Fn(A, u8) -> T,
+) -> Result<Vec<T>, (usize, String)> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        let bad = || PrefixListError::BadLine {
-            line: i + 1,
-            text: raw.to_owned(),
-        };
+        let bad = || (i + 1, raw.to_owned());
         let (a, l) = line.split_once('/').ok_or_else(bad)?;
-        let addr: std::net::Ipv4Addr = a.parse().map_err(|_| bad())?;
+        let addr: A = a.parse().map_err(|_| bad())?;
         let len: u8 = l.parse().map_err(|_| bad())?;
-        if len > 32 {
+        if len > max_len {
             return Err(bad());
         }
-        let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
-        out.push((u32::from(addr) & mask, len));
+        out.push(entry(addr, len));
     }
     Ok(out)
 }

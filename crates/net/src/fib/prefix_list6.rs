@@ -5,7 +5,7 @@
 //! Pure: it takes bytes and returns vectors; reading the file is the caller's business.
 
 use super::lpm6::mask6;
-use super::prefix_list::{read_text, PrefixListError, SplitMix64};
+use super::prefix_list::{parse_lines, read_text, PrefixListError, SplitMix64};
 
 /// Why an IPv6 prefix list could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -20,25 +20,10 @@ pub enum PrefixList6Error {
 /// cleared, gzip input (by its magic bytes) is decompressed first.
 pub fn parse_prefix_list6(bytes: &[u8]) -> Result<Vec<(u128, u8)>, PrefixList6Error> {
     let text = read_text(bytes)?;
-    let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let bad = || PrefixList6Error::BadLine {
-            line: i + 1,
-            text: raw.to_owned(),
-        };
-        let (a, l) = line.split_once('/').ok_or_else(bad)?;
-        let addr: std::net::Ipv6Addr = a.parse().map_err(|_| bad())?;
-        let len: u8 = l.parse().map_err(|_| bad())?;
-        if len > 128 {
-            return Err(bad());
-        }
-        out.push((u128::from(addr) & mask6(len), len));
-    }
-    Ok(out)
+    parse_lines(&text, 128, |a: std::net::Ipv6Addr, len| {
+        (u128::from(a) & mask6(len), len)
+    })
+    .map_err(|(line, text)| PrefixList6Error::BadLine { line, text })
 }
 
 fn next_u128(rng: &mut SplitMix64) -> u128 {
