@@ -140,17 +140,23 @@ impl<F: Forwarder> Worker<F> {
     #[inline]
     fn dispatch(&mut self, port: u16, rx: &mut Burst, verdicts: &[Verdict], drops: &mut Burst) {
         let c = &*self.counters;
-        let (mut fwd, mut slow, mut overflow, mut overflow_control) = (0u64, 0u64, 0u64, 0u64);
+        // Forwarded = the burst less the others, counted where they are rare (a counter
+        // bumped on the forward arm cost 4 instructions a packet: it lived on the stack).
+        let n = rx.len() as u64;
+        let (mut dropped, mut slow, mut overflow, mut overflow_control) = (0u64, 0u64, 0u64, 0u64);
         for (m, v) in rx.drain().zip(verdicts.iter()) {
             match *v {
                 Verdict::Forward { port } => match self.tx.get_mut(port as usize) {
-                    Some(t) => {
-                        t.push(m);
-                        fwd += 1;
+                    Some(t) => t.push(m),
+                    None => {
+                        dropped += 1;
+                        push_drop(drops, m, c, RuntimeDrop::UnknownEgressPort.index())
                     }
-                    None => push_drop(drops, m, c, RuntimeDrop::UnknownEgressPort.index()),
                 },
-                Verdict::Drop(r) => push_drop(drops, m, c, r.index()),
+                Verdict::Drop(r) => {
+                    dropped += 1;
+                    push_drop(drops, m, c, r.index())
+                }
                 Verdict::SlowPath(reason) => {
                     let p = Punted {
                         mbuf: m,
@@ -168,6 +174,7 @@ impl<F: Forwarder> Worker<F> {
                 }
             }
         }
+        let fwd = n - dropped - slow - overflow;
         if fwd > 0 {
             bump(&c.forwarded, fwd);
         }

@@ -23,22 +23,21 @@
 //! compares verdicts and bytes.
 
 use super::local::{LocalAddrs, MacKey};
+use super::mpls::exposed_plain_ipv4;
 use super::{hash, Verdict};
 use crate::fib::{
     AdjId, Adjacency, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL,
     NO_ROUTE,
 };
 use crate::packet::PacketBuf;
-use crate::wire::checksum;
-use crate::wire::ethernet::{ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
-use crate::wire::mpls::{is_reserved, LabelStack};
-
-/// Bytes of one label stack entry.
-const LSE: usize = 4;
-/// Bytes of an IPv4 header without options.
-const IPV4_LEN: usize = 20;
-/// S (bottom of stack) bit of a label stack entry.
-const BOS: u32 = 1 << 8;
+use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
+use crate::wire::ipv4::{
+    decrement_ttl, field as ip4, set_ttl, MIN_HEADER_LEN as IPV4_LEN, VER_IHL_NO_OPTIONS,
+};
+use crate::wire::mpls::{
+    field as lse_field, is_reserved, LabelStack, BOS_BIT as BOS, ENTRY_LEN as LSE, TC_MASK,
+};
+use crate::wire::{be16, be32, checksum};
 
 /// Decides and rewrites a label-switched packet in one pass when it is a plain swap, or
 /// a penultimate-hop pop exposing IPv4, towards a resolved adjacency (directly or through
@@ -56,11 +55,10 @@ pub(crate) fn label<P: PacketBuf>(
     // verdict is known.
     let data = pkt.data_mut();
     let top: &[u8; HEADER_LEN + LSE] = data.get(..HEADER_LEN + LSE)?.try_into().ok()?;
-    if u16::from_be_bytes([top[12], top[13]]) != ETHERTYPE_MPLS || !mac.matches(top.first_chunk()?)
-    {
+    if be16(top, eth::ETHERTYPE.start) != ETHERTYPE_MPLS || !mac.matches(top.first_chunk()?) {
         return None;
     }
-    let lse = u32::from_be_bytes([top[14], top[15], top[16], top[17]]);
+    let lse = be32(top, eth::PAYLOAD);
     let (label, ttl) = (lse >> 12, lse as u8);
     if is_reserved(label) || ttl <= 1 {
         return None;
@@ -89,15 +87,16 @@ pub(crate) fn label<P: PacketBuf>(
             d[..HEADER_LEN].copy_from_slice(eth);
             // The template's label word has TC, S and TTL clear: TC and S as received,
             // TTL one less.
-            let out = be32(label) | (lse & 0xf00) | (ttl - 1) as u32;
+            let out = be32(label, 0) | (lse & (TC_MASK | BOS)) | (ttl - 1) as u32;
             d[HEADER_LEN..HEADER_LEN + LSE].copy_from_slice(&out.to_be_bytes());
             Some(Verdict::Forward { port })
         }
         LabelOp::Pop if lse & BOS != 0 => {
             // PHP: the exposed datagram is forwarded (its extent also bounds the ECMP hash).
-            let total = exposed_ipv4(&data[stack_end..])?;
+            // Options are left to the stages (they may punt them).
+            let total = exposed_plain_ipv4(&data[stack_end..])?;
             let adj = resolved_adjacency(fib, next_hop, data, stack_end, stack_end + total)?;
-            let ip_ttl = data[HEADER_LEN + LSE + 8];
+            let ip_ttl = data[stack_end + ip4::TTL];
             let ttl = match entry.ttl_mode {
                 TtlMode::Uniform => ip_ttl.min(ttl - 1),
                 TtlMode::Pipe(_) => ip_ttl,
@@ -153,33 +152,6 @@ fn ipv4_ecmp_member(fib: &Fib, group: NextHop, header: &[u8; IPV4_LEN], payload:
     fib.resolve(group, hash::ipv4_flow_hash(header, payload))
 }
 
-#[inline]
-fn be32(b: &[u8]) -> u32 {
-    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
-}
-
-/// Total length of the option-less IPv4 datagram starting `ip`, when its header is sound
-/// and its checksum verifies.
-#[inline]
-fn exposed_ipv4(ip: &[u8]) -> Option<usize> {
-    let hdr: &[u8; IPV4_LEN] = ip.get(..IPV4_LEN)?.try_into().ok()?;
-    let total = u16::from_be_bytes([hdr[2], hdr[3]]) as usize;
-    let sound = hdr[0] == 0x45 && total >= IPV4_LEN && total <= ip.len();
-    (sound && checksum::ipv4_header_verifies(hdr)).then_some(total)
-}
-
-/// Writes the TTL of the IPv4 header `ip` and updates its checksum (RFC 1624).
-#[inline(always)]
-fn set_ttl(ip: &mut [u8], ttl: u8) {
-    let old = u16::from_be_bytes([ip[8], ip[9]]);
-    ip[8] = ttl;
-    let new = u16::from_be_bytes([ip[8], ip[9]]);
-    if old != new {
-        let sum = checksum::update16(u16::from_be_bytes([ip[10], ip[11]]), old, new);
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    }
-}
-
 /// First octets of martian and multicast addresses (0/8, 127/8, 224/3): the stages count
 /// those, so the fast path leaves them alone. One table load instead of three compares.
 static SPECIAL_FIRST_OCTET: [bool; 256] = {
@@ -200,25 +172,31 @@ static SPECIAL_FIRST_OCTET: [bool; 256] = {
 #[inline]
 pub(crate) fn ipv4_input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option<u32> {
     let frame: &[u8; HEADER_LEN + IPV4_LEN] = data.get(..HEADER_LEN + IPV4_LEN)?.try_into().ok()?;
-    let (eth, ip) = frame.split_at(HEADER_LEN);
+    let (_, ip) = frame.split_at(HEADER_LEN);
     let ip: &[u8; IPV4_LEN] = ip.try_into().ok()?;
-    if u16::from_be_bytes([eth[12], eth[13]]) != ETHERTYPE_IPV4
+    if be16(frame, eth::ETHERTYPE.start) != ETHERTYPE_IPV4
         || !mac.matches(frame.first_chunk()?)
-        || ip[0] != 0x45
-        || ip[8] <= 1
+        || ip[ip4::VER_IHL] != VER_IHL_NO_OPTIONS
+        || ip[ip4::TTL] <= 1
     {
         return None;
     }
-    let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+    let (src, dst) = (ip4::SRC_ADDR.start, ip4::DST_ADDR.start);
+    let total = be16(ip, ip4::LENGTH.start) as usize;
     if total < IPV4_LEN
         || total > data.len() - HEADER_LEN
         || !checksum::ipv4_header_verifies(ip)
-        || SPECIAL_FIRST_OCTET[ip[12] as usize] | SPECIAL_FIRST_OCTET[ip[16] as usize]
-        || local.may_be_own(u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]))
+        || SPECIAL_FIRST_OCTET[ip[src] as usize] | SPECIAL_FIRST_OCTET[ip[dst] as usize]
+        || local.may_be_own(u32::from_ne_bytes([
+            ip[src],
+            ip[src + 1],
+            ip[src + 2],
+            ip[src + 3],
+        ]))
     {
         return None;
     }
-    Some(u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]))
+    Some(be32(ip, dst))
 }
 
 /// Forwards a packet [`ipv4_input`] accepted, when `route` leads to a resolved adjacency
@@ -243,7 +221,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let data = pkt.data_mut();
     let len = data.len();
     let (frame, rest) = data.split_first_chunk_mut::<{ HEADER_LEN + IPV4_LEN }>()?;
-    let total = u16::from_be_bytes([frame[HEADER_LEN + 2], frame[HEADER_LEN + 3]]) as usize;
+    let total = be16(frame, HEADER_LEN + ip4::LENGTH.start) as usize;
     let adj_id = match nh {
         NextHop::Adjacency(a) => a,
         NextHop::Ecmp(_) => {
@@ -263,18 +241,23 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     if push == 0 && pad == 0 {
         let (eth, ip) = frame.split_at_mut(HEADER_LEN);
         eth.copy_from_slice(adj.ethernet_template());
-        decrement_ttl(ip);
+        if let Some(ip) = ip.first_chunk_mut() {
+            decrement_ttl(ip);
+        }
         return Some(Verdict::Forward { port: adj.port });
     }
-    let tc = (frame[HEADER_LEN + 1] >> 5) as u32;
-    let ttl = frame[HEADER_LEN + 8] - 1;
+    // The label's TC from the DSCP's class selector bits.
+    let tc = (frame[HEADER_LEN + ip4::DSCP_ECN] >> 5) as u32;
+    let ttl = frame[HEADER_LEN + ip4::TTL] - 1;
     if pad > 0 {
         let _ = pkt.trim(pad);
     }
     if push == 0 {
         let (eth, ip) = pkt.data_mut().split_at_mut(HEADER_LEN);
         eth.copy_from_slice(adj.ethernet_template());
-        decrement_ttl(ip);
+        if let Some(ip) = ip.first_chunk_mut() {
+            decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+        }
     } else {
         let _ = pkt.prepend(push);
         let outer = match route.ttl_mode {
@@ -292,22 +275,12 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
             .chunks_exact_mut(LSE)
             .zip(template_lses.chunks_exact(LSE))
         {
-            lse.copy_from_slice(&(be32(t) | tc << 9 | outer).to_be_bytes());
+            lse.copy_from_slice(&(be32(t, 0) | tc << 9 | outer).to_be_bytes());
         }
-        lses[push - LSE + 2] |= 1; // S on the bottom label
-        decrement_ttl(ip);
+        lses[push - LSE + lse_field::S_BYTE] |= 1; // S on the bottom label
+        if let Some(ip) = ip.first_chunk_mut() {
+            decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+        }
     }
     Some(Verdict::Forward { port: adj.port })
-}
-
-/// Takes one off the TTL of the IPv4 header at the start of `ip` (at least 2, as
-/// [`ipv4_input`] checked) and updates its checksum.
-#[inline]
-fn decrement_ttl(ip: &mut [u8]) {
-    let Some(ip) = ip.get_mut(..IPV4_LEN) else {
-        return;
-    };
-    ip[8] -= 1;
-    let sum = checksum::after_ttl_decrement([ip[10], ip[11]]);
-    ip[10..12].copy_from_slice(&sum);
 }

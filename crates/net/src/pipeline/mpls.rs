@@ -3,12 +3,13 @@
 
 use super::{ipv4, DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
 use crate::fib::{Fib, LabelOp, TtlMode};
-use crate::wire::ipv4::Ipv4Packet;
+use crate::wire::ipv4::{field, Ipv4Packet, MIN_HEADER_LEN, VER_IHL_NO_OPTIONS};
 use crate::wire::mpls::{
     is_reserved, LabelStack, LABEL_ELI, LABEL_IPV4_EXPLICIT_NULL, LABEL_IPV6_EXPLICIT_NULL,
     LABEL_ROUTER_ALERT,
 };
 use crate::wire::WireError;
+use crate::wire::{be16, checksum};
 
 pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8], w: &mut Work) {
     let stack = match LabelStack::new_checked(&data[w.l3..], cfg.max_label_depth) {
@@ -85,11 +86,11 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                         if op == LabelOp::Pop {
                             // Penultimate hop: the exposed header's TTL per the mode.
                             let exposed = if e.bos() {
-                                match exposed_ipv4(data, w.keep) {
+                                match data.get(w.keep..).and_then(exposed_ipv4) {
                                     Some(len) => {
                                         w.ip = Some(w.keep);
                                         w.end = w.keep + len;
-                                        data[w.keep + 8]
+                                        data[w.keep + field::TTL]
                                     }
                                     None => return w.done(not_ipv4(cfg, data, w.keep)),
                                 }
@@ -119,11 +120,31 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
     w.done(Verdict::Drop(DropReason::Truncated))
 }
 
-/// Total length of the IPv4 datagram at `off` when its header is sound and its checksum
-/// verifies (an IPv4 header exposed by a pop is forwarded as IPv4 and trimmed to it, so a
-/// payload that merely starts with a 4 nibble must not pass).
-fn exposed_ipv4(data: &[u8], off: usize) -> Option<usize> {
-    let ip = Ipv4Packet::new_checked(data.get(off..)?).ok()?;
+/// Total length of the IPv4 datagram starting `ip` when its header is sound and its
+/// checksum verifies (an IPv4 header exposed by a pop is forwarded as IPv4 and trimmed to
+/// it, so a payload that merely starts with a 4 nibble must not pass). The staged path's
+/// test; the fast path takes [`exposed_plain_ipv4`], its half for headers without options.
+#[inline]
+pub(super) fn exposed_ipv4(ip: &[u8]) -> Option<usize> {
+    match ip.first() {
+        Some(&VER_IHL_NO_OPTIONS) => exposed_plain_ipv4(ip),
+        _ => exposed_ipv4_with_options(ip),
+    }
+}
+
+/// [`exposed_ipv4`] for a header without options (fixed-size code); `None` for any other.
+#[inline]
+pub(super) fn exposed_plain_ipv4(ip: &[u8]) -> Option<usize> {
+    let hdr = ip.first_chunk::<MIN_HEADER_LEN>()?;
+    let total = be16(hdr, field::LENGTH.start) as usize;
+    let sound =
+        hdr[field::VER_IHL] == VER_IHL_NO_OPTIONS && total >= MIN_HEADER_LEN && total <= ip.len();
+    (sound && checksum::ipv4_header_verifies(hdr)).then_some(total)
+}
+
+#[inline(never)]
+fn exposed_ipv4_with_options(ip: &[u8]) -> Option<usize> {
+    let ip = Ipv4Packet::new_checked(ip).ok()?;
     ip.verify_checksum().then_some(ip.total_len() as usize)
 }
 
@@ -147,7 +168,7 @@ fn dispose(cfg: &PipelineConfig, data: &[u8], w: &mut Work, mode: TtlMode, in_tt
     match ipv4::check(cfg, data, w.stack_end, false, None) {
         Err(v) => w.done(v),
         Ok((dst, end)) => {
-            let ip_ttl = data[w.stack_end + 8];
+            let ip_ttl = data[w.stack_end + field::TTL];
             w.ip = Some(w.stack_end);
             w.end = end;
             w.keep = w.stack_end;

@@ -2,6 +2,19 @@
 
 use super::{be16, put16, Result, WireError};
 
+/// Byte positions of the header's fields (untagged; a tag follows the source address).
+pub mod field {
+    use crate::wire::Field;
+    pub const DESTINATION: Field = 0..6;
+    pub const SOURCE: Field = 6..12;
+    pub const ETHERTYPE: Field = 12..14;
+    /// In a tagged frame: the tag's control information, then the inner ethertype.
+    pub const VLAN_TCI: Field = 14..16;
+    pub const VLAN_ETHERTYPE: Field = 16..18;
+    /// Where an untagged frame's payload starts.
+    pub const PAYLOAD: usize = 14;
+}
+
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 pub const ETHERTYPE_ARP: u16 = 0x0806;
 pub const ETHERTYPE_VLAN: u16 = 0x8100;

@@ -8,8 +8,55 @@ pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 
+/// Byte positions of the header's fields (RFC 791 §3.1).
+pub mod field {
+    use crate::wire::Field;
+    /// Version (high nibble) and header length in words (low nibble).
+    pub const VER_IHL: usize = 0;
+    pub const DSCP_ECN: usize = 1;
+    pub const LENGTH: Field = 2..4;
+    pub const IDENT: Field = 4..6;
+    /// Flags (DF, MF) and fragment offset.
+    pub const FLG_OFF: Field = 6..8;
+    pub const TTL: usize = 8;
+    pub const PROTOCOL: usize = 9;
+    pub const CHECKSUM: Field = 10..12;
+    pub const SRC_ADDR: Field = 12..16;
+    pub const DST_ADDR: Field = 16..20;
+}
+
+/// The version/IHL byte of a header without options.
+pub const VER_IHL_NO_OPTIONS: u8 = 0x45;
+/// DF in the high byte of the flags/offset field.
+pub const DF_HIGH_BYTE: u8 = 0x40;
+
 const FLAG_DF: u16 = 0x4000;
 const FLAG_MF: u16 = 0x2000;
+
+/// Writes `ttl` into the header at the start of `ip` and updates its checksum
+/// incrementally (RFC 1624): the one TTL writer of the fast and staged paths. `ip` holds
+/// at least the fixed header.
+#[inline(always)]
+pub fn set_ttl(ip: &mut [u8], ttl: u8) {
+    use field::{CHECKSUM, TTL};
+    let old = be16(ip, TTL);
+    ip[TTL] = ttl;
+    let new = be16(ip, TTL);
+    if old != new {
+        let sum = checksum::update16(be16(ip, CHECKSUM.start), old, new);
+        put16(ip, CHECKSUM.start, sum);
+    }
+}
+
+/// [`set_ttl`] to one less, for a TTL known to be above 1 (the fast path's input checks):
+/// the checksum update folded for that case ([`checksum::after_ttl_decrement`]).
+#[inline(always)]
+pub fn decrement_ttl(ip: &mut [u8; MIN_HEADER_LEN]) {
+    use field::{CHECKSUM, TTL};
+    ip[TTL] -= 1;
+    let sum = checksum::after_ttl_decrement([ip[CHECKSUM.start], ip[CHECKSUM.start + 1]]);
+    ip[CHECKSUM].copy_from_slice(&sum);
+}
 
 /// A checked view of an IPv4 packet: once built, the header (options included) and the
 /// `total_len` bytes it announces are inside the buffer, which may hold trailing padding.

@@ -40,6 +40,9 @@ pub enum WireError {
 /// Result type of the wire views.
 pub type Result<T> = core::result::Result<T, WireError>;
 
+/// A field's byte positions within its header (smoltcp's `field::Field`).
+pub type Field = core::ops::Range<usize>;
+
 #[inline]
 pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
@@ -48,4 +51,10 @@ pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
 #[inline]
 pub(crate) fn put16(b: &mut [u8], at: usize, v: u16) {
     b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+}
+
+/// The big-endian word at `at` (an address field: `be32(b, ipv4::field::DST_ADDR.start)`).
+#[inline]
+pub(crate) fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }

@@ -18,6 +18,18 @@ pub const FIRST_UNRESERVED_LABEL: u32 = 16;
 pub const DEFAULT_MAX_DEPTH: usize = 16;
 /// Bytes per label stack entry.
 pub const ENTRY_LEN: usize = 4;
+/// The bottom-of-stack (S) bit of an entry read as a word.
+pub const BOS_BIT: u32 = 1 << 8;
+/// The traffic class bits of an entry read as a word.
+pub const TC_MASK: u32 = 7 << 9;
+
+/// Byte positions within one label stack entry (the label and TC share bytes, so those
+/// are read as a word).
+pub mod field {
+    /// The byte whose lowest bit is S (bottom of stack).
+    pub const S_BYTE: usize = 2;
+    pub const TTL: usize = 3;
+}
 
 /// One 32-bit label stack entry: label (20), TC (3), S (1), TTL (8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
