@@ -2,10 +2,11 @@
 
 use super::local::{LocalAddrs, MacKey};
 use super::{ipv4, DropReason, Next, PipelineConfig, PuntReason, Verdict, Work};
-use crate::wire::be16;
 use crate::wire::ethernet::{
-    ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
+    field, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
 };
+use crate::wire::ipv4::field as ipv4_field;
+use crate::wire::{be16, be32};
 
 /// Fills `w` (which holds [`Work::EMPTY`]) in place: building a `Work` here and copying it
 /// out made the copy's wide loads wait on the narrow field stores (a store-forwarding
@@ -29,10 +30,11 @@ pub(crate) fn classify(
         return; // Done(Drop(Truncated))
     };
     let to_us = originate || mac.is_some_and(|m| m.matches(first8));
-    if !to_us && data[0] & 1 == 0 {
+    // The group bit of the destination: broadcast or multicast.
+    if !to_us && data[field::DESTINATION.start] & 1 == 0 {
         return w.done(Verdict::Drop(DropReason::OtherHost));
     }
-    let mut et = be16(data, 12);
+    let mut et = be16(data, field::ETHERTYPE.start);
     w.l3 = HEADER_LEN;
     if et == ETHERTYPE_VLAN {
         if !cfg.accept_vlan {
@@ -41,7 +43,7 @@ pub(crate) fn classify(
         if data.len() < HEADER_LEN + VLAN_TAG_LEN {
             return;
         }
-        et = be16(data, 16);
+        et = be16(data, field::VLAN_ETHERTYPE.start);
         w.l3 = HEADER_LEN + VLAN_TAG_LEN;
     }
     w.stack_end = w.l3;
@@ -64,8 +66,9 @@ pub(crate) fn classify(
 #[inline]
 fn control_multicast_frame(data: &[u8], l3: usize) -> bool {
     let ff = data.first().is_some_and(|&b| b == 0xff);
-    let dst = data.get(l3 + 16..l3 + 20);
-    !ff && dst.is_some_and(|d| is_control_multicast(u32::from_be_bytes([d[0], d[1], d[2], d[3]])))
+    let dst = ipv4_field::DST_ADDR;
+    let dst = data.get(l3 + dst.start..l3 + dst.end);
+    !ff && dst.is_some_and(|d| is_control_multicast(be32(d, 0)))
 }
 
 /// Whether an IPv4 multicast destination is link-local control traffic (224.0.0.0/24:

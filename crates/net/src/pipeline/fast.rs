@@ -36,6 +36,7 @@ use crate::wire::ipv4::{
 };
 use crate::wire::mpls::{
     field as lse_field, is_reserved, LabelStack, BOS_BIT as BOS, ENTRY_LEN as LSE, TC_MASK,
+    TC_SHIFT,
 };
 use crate::wire::{be16, be32, checksum};
 
@@ -275,7 +276,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
             .chunks_exact_mut(LSE)
             .zip(template_lses.chunks_exact(LSE))
         {
-            lse.copy_from_slice(&(be32(t, 0) | tc << 9 | outer).to_be_bytes());
+            lse.copy_from_slice(&(be32(t, 0) | tc << TC_SHIFT | outer).to_be_bytes());
         }
         lses[push - LSE + lse_field::S_BYTE] |= 1; // S on the bottom label
         if let Some(ip) = ip.first_chunk_mut() {

@@ -3,7 +3,8 @@
 use super::local::LocalAddrs;
 use super::{DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
 use crate::fib::{Fib, RouteId, RouteTarget, NO_ROUTE};
-use crate::wire::{be16, checksum};
+use crate::wire::ipv4::{field, MIN_HEADER_LEN};
+use crate::wire::{be16, be32, checksum};
 
 /// Checks the IPv4 header at `w.stack_end` (RFC 1812 §5.2.2 and §5.3.7) and queues the
 /// packet for the LPM lookup. Sets `w.ip`, `w.end`, `w.keep`; `w.out_ttl` becomes the TTL
@@ -23,7 +24,7 @@ pub(crate) fn input(
             w.ip = Some(off);
             w.end = end;
             w.keep = off;
-            let ttl = data[off + 8];
+            let ttl = data[off + field::TTL];
             w.out_ttl = if originate {
                 ttl
             } else {
@@ -46,28 +47,29 @@ pub(crate) fn check(
 ) -> Result<(u32, usize), Verdict> {
     let drop = |r| Err(Verdict::Drop(r));
     let b = data.get(off..).unwrap_or(&[]);
-    if b.len() < 20 {
+    if b.len() < MIN_HEADER_LEN {
         return drop(DropReason::Truncated);
     }
-    let hl = ((b[0] & 0xf) as usize) * 4;
-    let tl = be16(b, 2) as usize;
-    if b[0] >> 4 != 4 || hl < 20 || tl < hl {
+    let ver_ihl = b[field::VER_IHL];
+    let hl = ((ver_ihl & 0xf) as usize) * 4;
+    let tl = be16(b, field::LENGTH.start) as usize;
+    if ver_ihl >> 4 != 4 || hl < MIN_HEADER_LEN || tl < hl {
         return drop(DropReason::BadIpv4Header);
     }
     if tl > b.len() {
         return drop(DropReason::Truncated);
     }
     // The common 20-byte header gets a fixed-length (unrolled) sum.
-    let sum = if hl == 20 {
-        checksum::sum(&b[..20])
+    let sum = if hl == MIN_HEADER_LEN {
+        checksum::sum(&b[..MIN_HEADER_LEN])
     } else {
         checksum::sum(&b[..hl])
     };
     if sum != 0xffff {
         return drop(DropReason::BadChecksum);
     }
-    let src = u32::from_be_bytes([b[12], b[13], b[14], b[15]]);
-    let dst = u32::from_be_bytes([b[16], b[17], b[18], b[19]]);
+    let src = be32(b, field::SRC_ADDR.start);
+    let dst = be32(b, field::DST_ADDR.start);
     if !originate {
         let (s8, d8) = (src >> 24, dst >> 24);
         if s8 == 0 || s8 == 127 || s8 >= 224 || d8 == 0 || d8 == 127 || d8 >= 240 {
@@ -82,7 +84,7 @@ pub(crate) fn check(
         if own.is_some_and(|l| l.is_own(src)) {
             return drop(DropReason::OwnSource);
         }
-        if hl > 20 && cfg.punt_ip_options {
+        if hl > MIN_HEADER_LEN && cfg.punt_ip_options {
             return Err(Verdict::SlowPath(PuntReason::IpOptions));
         }
     }
@@ -114,7 +116,7 @@ pub(crate) fn route(
             let ip = w.keep;
             w.mode = route.ttl_mode;
             // TC from the DSCP's class selector bits (RFC 3270 default mapping).
-            w.tc = data[ip + 1] >> 5;
+            w.tc = data[ip + field::DSCP_ECN] >> 5;
             w.swap = false;
             w.bos = true;
             w.fix = Fix::Ipv4Ttl(w.out_ttl);

@@ -45,7 +45,8 @@ pub use verdict::{DropReason, PuntReason, Verdict};
 
 use crate::fib::{Fib, NextHop, TtlMode, NO_ROUTE};
 use crate::packet::PacketBuf;
-use crate::wire::ethernet::{ETHERTYPE_MPLS, HEADER_LEN};
+use crate::wire::be16;
+use crate::wire::ethernet::{self, ETHERTYPE_MPLS, HEADER_LEN};
 use crate::wire::mpls::DEFAULT_MAX_DEPTH;
 
 /// Packets handled per internal chunk; longer bursts are processed in chunks.
@@ -264,7 +265,7 @@ impl Pipeline {
                     }
                     let first = p[0].data();
                     if first.len() >= HEADER_LEN
-                        && u16::from_be_bytes([first[12], first[13]]) == ETHERTYPE_MPLS
+                        && be16(first, ethernet::field::ETHERTYPE.start) == ETHERTYPE_MPLS
                     {
                         for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
                             label!(i, pkt, verdict, rest, r);

@@ -5,8 +5,8 @@ use super::{ipv4, DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Wo
 use crate::fib::{Fib, LabelOp, TtlMode};
 use crate::wire::ipv4::{field, Ipv4Packet, MIN_HEADER_LEN, VER_IHL_NO_OPTIONS};
 use crate::wire::mpls::{
-    is_reserved, LabelStack, LABEL_ELI, LABEL_IPV4_EXPLICIT_NULL, LABEL_IPV6_EXPLICIT_NULL,
-    LABEL_ROUTER_ALERT,
+    is_reserved, LabelStack, ENTRY_LEN, LABEL_ELI, LABEL_IPV4_EXPLICIT_NULL,
+    LABEL_IPV6_EXPLICIT_NULL, LABEL_ROUTER_ALERT,
 };
 use crate::wire::WireError;
 use crate::wire::{be16, checksum};
@@ -25,7 +25,7 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
     let mut in_ttl = stack.get(0).map_or(0, |e| e.ttl());
     let mut i = 0;
     while let Some(e) = stack.get(i) {
-        let off = w.l3 + 4 * i;
+        let off = w.l3 + ENTRY_LEN * i;
         match e.label() {
             LABEL_IPV4_EXPLICIT_NULL => {
                 // Popped in uniform mode (RFC 4182 allows it at any depth).
@@ -79,7 +79,7 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                         w.out_ttl = out;
                         w.tc = e.tc();
                         w.mode = entry.ttl_mode;
-                        w.keep = off + 4;
+                        w.keep = off + ENTRY_LEN;
                         w.bos = e.bos();
                         w.swap = op == LabelOp::Swap;
                         w.fix = Fix::None;

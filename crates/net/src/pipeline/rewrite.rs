@@ -5,9 +5,11 @@
 use super::{hash, DropReason, Fix, PuntReason, Verdict, Work};
 use crate::fib::{Fib, NextHop, TtlMode, DEFAULT_PIPE_TTL};
 use crate::packet::PacketBuf;
+use crate::wire::ethernet::field as eth;
 use crate::wire::ethernet::{ETHERTYPE_MPLS, HEADER_LEN};
-use crate::wire::ipv4::Ipv4Packet;
-use crate::wire::{be16, checksum, put16};
+use crate::wire::ipv4::{field as ip4, set_ttl, Ipv4Packet, DF_HIGH_BYTE};
+use crate::wire::mpls::{field as lse, ENTRY_LEN, TC_SHIFT};
+use crate::wire::put16;
 
 #[inline]
 pub(crate) fn forward<P: PacketBuf>(
@@ -36,7 +38,7 @@ pub(crate) fn forward<P: PacketBuf>(
     let l3_len = adj.push_bytes() + (w.end - w.keep);
     if l3_len > adj.mtu as usize {
         return match payload_ipv4(data, w) {
-            Some(ip) if data[ip + 6] & 0x40 != 0 => {
+            Some(ip) if data[ip + ip4::FLG_OFF.start] & DF_HIGH_BYTE != 0 => {
                 let labels = (adj.push_bytes() + kept_labels).min(u16::MAX as usize) as u16;
                 Verdict::SlowPath(PuntReason::FragNeeded {
                     in_port,
@@ -66,7 +68,7 @@ pub(crate) fn forward<P: PacketBuf>(
     eth.copy_from_slice(adj.ethernet_template());
     let labels = adj.labels();
     if labels.is_empty() && kept_labels > 0 {
-        put16(eth, 12, ETHERTYPE_MPLS);
+        put16(eth, eth::ETHERTYPE.start, ETHERTYPE_MPLS);
     }
     let outer = match w.mode {
         TtlMode::Uniform => w.out_ttl,
@@ -76,32 +78,24 @@ pub(crate) fn forward<P: PacketBuf>(
     // Pushed labels are written as whole words: label, TC, S (bottom, when nothing is kept
     // below) and TTL (the swapped label's own on the bottom of a swap). One label (a swap,
     // or one push) is the common case and gets straight-line code.
-    let tc = (w.tc as u32 & 7) << 9;
+    let tc = (w.tc as u32 & 7) << TC_SHIFT;
     let bottom_ttl = if w.swap { w.out_ttl } else { outer };
     let bottom = |label: u32| label << 12 | tc | (w.bos as u32) << 8 | bottom_ttl as u32;
     match labels {
         [] => {}
-        [label] => lses[..4].copy_from_slice(&bottom(*label).to_be_bytes()),
+        [label] => lses[..ENTRY_LEN].copy_from_slice(&bottom(*label).to_be_bytes()),
         [upper @ .., label] => {
-            for (lse, &l) in lses.chunks_exact_mut(4).zip(upper) {
-                lse.copy_from_slice(&(l << 12 | tc | outer as u32).to_be_bytes());
+            for (e, &l) in lses.chunks_exact_mut(ENTRY_LEN).zip(upper) {
+                e.copy_from_slice(&(l << 12 | tc | outer as u32).to_be_bytes());
             }
-            let at = 4 * upper.len();
-            lses[at..at + 4].copy_from_slice(&bottom(*label).to_be_bytes());
+            let at = ENTRY_LEN * upper.len();
+            lses[at..at + ENTRY_LEN].copy_from_slice(&bottom(*label).to_be_bytes());
         }
     }
     match w.fix {
         Fix::None => {}
-        Fix::LabelTtl(t) => d[tl + 3] = t,
-        Fix::Ipv4Ttl(t) => {
-            let old = be16(d, tl + 8);
-            d[tl + 8] = t;
-            let new = be16(d, tl + 8);
-            if old != new {
-                let c = checksum::update16(be16(d, tl + 10), old, new);
-                put16(d, tl + 10, c);
-            }
-        }
+        Fix::LabelTtl(t) => d[tl + lse::TTL] = t,
+        Fix::Ipv4Ttl(t) => set_ttl(&mut d[tl..], t),
     }
     Verdict::Forward { port: adj.port }
 }

@@ -20,8 +20,10 @@ pub const DEFAULT_MAX_DEPTH: usize = 16;
 pub const ENTRY_LEN: usize = 4;
 /// The bottom-of-stack (S) bit of an entry read as a word.
 pub const BOS_BIT: u32 = 1 << 8;
+/// Position of the traffic class in an entry read as a word.
+pub const TC_SHIFT: u32 = 9;
 /// The traffic class bits of an entry read as a word.
-pub const TC_MASK: u32 = 7 << 9;
+pub const TC_MASK: u32 = 7 << TC_SHIFT;
 
 /// Byte positions within one label stack entry (the label and TC share bytes, so those
 /// are read as a word).
