@@ -86,6 +86,59 @@ pub struct Pipeline {
     local: LocalAddrs,
 }
 
+/// Fast-path IPv4 packets awaiting their batched lookup: destinations, burst indices, count.
+struct Ipv4Queue<'a> {
+    dsts: &'a mut [u32; CHUNK],
+    idx: &'a mut [u8; CHUNK],
+    n: &'a mut usize,
+}
+
+/// [`fast::label`] on packet `i`: its verdict, or `i` appended to `fail[..n]`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn try_label<P: PacketBuf>(
+    fib: &Fib,
+    depth: usize,
+    mac: local::MacKey,
+    i: usize,
+    pkt: &mut P,
+    verdict: &mut Verdict,
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
+    match fast::label(fib, depth, mac, pkt) {
+        Some(v) => *verdict = v,
+        None => {
+            fail[*n] = i as u8;
+            *n += 1;
+        }
+    }
+}
+
+/// [`fast::ipv4_input`] on packet `i`: queued for the lookup, or appended to `fail[..n]`.
+#[inline(always)]
+fn try_input(
+    local: &LocalAddrs,
+    mac: local::MacKey,
+    i: usize,
+    data: &[u8],
+    q: &mut Ipv4Queue,
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
+    match fast::ipv4_input(data, mac, local) {
+        Some(dst) => {
+            q.dsts[*q.n] = dst;
+            q.idx[*q.n] = i as u8;
+            *q.n += 1;
+        }
+        None => {
+            fail[*n] = i as u8;
+            *n += 1;
+        }
+    }
+}
+
 /// What to write into the first kept header after the rewrite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fix {
@@ -233,53 +286,42 @@ impl Pipeline {
                     // takes: bursts are usually of one kind, and each packet then meets only
                     // the loop for it (turned away by the other, an IPv4 packet cost ~25
                     // instructions). What the first loop turns away goes to the second.
-                    // (Macros, not closures: a closure called from two loops was not inlined.)
                     let depth = self.config.max_label_depth;
+                    let local = &self.local;
                     let mut rest = [0u8; CHUNK];
                     let mut r = 0;
-                    macro_rules! label {
-                        ($i:expr, $pkt:expr, $verdict:expr, $fail:ident, $n:ident) => {
-                            match fast::label(fib, depth, mac, $pkt) {
-                                Some(fwd) => *$verdict = fwd,
-                                None => {
-                                    $fail[$n] = $i as u8;
-                                    $n += 1;
-                                }
-                            }
-                        };
-                    }
-                    macro_rules! input {
-                        ($i:expr, $pkt:expr, $fail:ident, $n:ident) => {
-                            match fast::ipv4_input($pkt.data(), mac, &self.local) {
-                                Some(dst) => {
-                                    dsts[f] = dst;
-                                    ipv4[f] = $i as u8;
-                                    f += 1;
-                                }
-                                None => {
-                                    $fail[$n] = $i as u8;
-                                    $n += 1;
-                                }
-                            }
-                        };
-                    }
+                    let mut fwd = Ipv4Queue {
+                        dsts: &mut dsts,
+                        idx: &mut ipv4,
+                        n: &mut f,
+                    };
                     let first = p[0].data();
                     if first.len() >= HEADER_LEN
                         && be16(first, ethernet::field::ETHERTYPE.start) == ETHERTYPE_MPLS
                     {
                         for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
-                            label!(i, pkt, verdict, rest, r);
+                            try_label(fib, depth, mac, i, pkt, verdict, &mut rest, &mut r);
                         }
                         for &i in &rest[..r] {
-                            input!(i, &p[i as usize], staged, m);
+                            let data = p[i as usize].data();
+                            try_input(local, mac, i as usize, data, &mut fwd, &mut staged, &mut m);
                         }
                     } else {
                         for (i, pkt) in p.iter().enumerate() {
-                            input!(i, pkt, rest, r);
+                            try_input(local, mac, i, pkt.data(), &mut fwd, &mut rest, &mut r);
                         }
                         for &i in &rest[..r] {
                             let i = i as usize;
-                            label!(i, &mut p[i], &mut v[i], staged, m);
+                            try_label(
+                                fib,
+                                depth,
+                                mac,
+                                i,
+                                &mut p[i],
+                                &mut v[i],
+                                &mut staged,
+                                &mut m,
+                            );
                         }
                     }
                 }
