@@ -30,7 +30,7 @@ mod worker;
 
 pub use counters::for_tests as counters_for_tests;
 pub use counters::{drop_reason_name, RuntimeDrop, WorkerCounters, WorkerTotals};
-pub use error::RouterError;
-pub use runtime::{run, Routing, RunSummary};
-pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, TestFault, WorkerSpec};
+pub use error::{RouterError, SpecError, ThreadDeath};
+pub use runtime::{Router, RunSummary, Stop};
+pub use spec::{IdlePolicy, PortSpec, Routing, RunOptions, RuntimeSpec, TestFault, WorkerSpec};
 pub use worker::Forwarder;
