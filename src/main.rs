@@ -1,5 +1,6 @@
 //! `mplsrouter`: the command-line edge. Parses arguments and calls into the crates;
 //! `anyhow` lives here and nowhere else.
+#![forbid(unsafe_code)]
 
 mod cmd;
 

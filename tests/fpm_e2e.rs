@@ -8,6 +8,7 @@
 //! Needs root (as CI runs); skipped with a message otherwise. The router, the FPM
 //! client and the scrapes run in the router's namespace (`ip netns exec`), because its
 //! FPM and metrics sockets live there.
+#![forbid(unsafe_code)]
 
 mod common;
 

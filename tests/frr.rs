@@ -3,6 +3,7 @@
 //!
 //! Needs root and Debian's frr (scripts/install-deps.sh installs it; CI runs as root);
 //! skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 #[path = "frr/harness.rs"]

@@ -1,6 +1,7 @@
 //! Golden pcap runs: the real binary on net_pcap vdevs, one frame per behaviour in, the
 //! output decoded by tshark (an independent dissector) and compared with what RFC 3032,
 //! 3443, 1812, 4884 and 4950 say should come out.
+#![forbid(unsafe_code)]
 
 mod common;
 

@@ -4,6 +4,7 @@
 //! message and counted as a rejected reload, while the router stays up and keeps
 //! forwarding on the last good table; and a writer that stalls mid-file never has its
 //! partial file published, only the whole file at its close.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;

@@ -5,6 +5,7 @@
 //! ICMP error, and each is counted under its drop reason. Control frames in the same run
 //! (good traffic, a broadcast ARP request, a ping and a TTL expiry addressed to the
 //! router) show that what must still work does. The output pcaps are decoded by tshark.
+#![forbid(unsafe_code)]
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! pcap decoded by tshark), and count every bad frame
 //! under the drop reason that names what is wrong — on the live /metrics endpoint while it
 //! runs, and in the final summary.
+#![forbid(unsafe_code)]
 
 mod common;
 

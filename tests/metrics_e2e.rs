@@ -2,6 +2,7 @@
 //! across a route reload), the set of series is fixed and bounded by ports x workers x
 //! reasons, promtool accepts a live scrape, `mplsrouter stats` prints what the endpoint
 //! says, and the Grafana dashboard queries only metrics the router exports.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;

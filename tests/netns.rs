@@ -3,6 +3,7 @@
 //! traceroute and ARP are answered by an independent implementation.
 //!
 //! Needs root (as CI runs); skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 

@@ -6,6 +6,7 @@
 //!
 //! Needs root and scapy (`/usr/bin/python3`, scripts/install-deps.sh); skipped with a
 //! message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! (8028-byte IPv4 packets, DF set: they pass whole or not at all).
 //!
 //! Needs root (as CI runs); skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 

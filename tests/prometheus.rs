@@ -3,6 +3,7 @@
 //!
 //! Needs /usr/bin/prometheus (Debian package `prometheus`, scripts/install-deps.sh).
 //! Takes about 8 s: Prometheus hands its first targets to the scraper ~5 s after start.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;

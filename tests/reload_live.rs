@@ -4,6 +4,7 @@
 //! default, the time from a one-line edit of a full-view routes file to the new table
 //! being live, seen from outside:
 //! `cargo test --release --test reload_live -- --ignored --nocapture`.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;

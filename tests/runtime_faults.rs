@@ -1,6 +1,7 @@
 //! Process-level faults of the runtime, on the real binary: a signal while the tables
 //! load, a thread that dies, a stalled process's stats lines, the EAL's runtime
 //! directory, a file prefix locked by another process, and how errors read.
+#![forbid(unsafe_code)]
 
 mod common;
 

@@ -5,6 +5,7 @@
 //! startup config. Each `.expect` line is `LINE:COL KEY.PATH: MESSAGE`, in report order;
 //! every diagnostic must match and none may be missing. Run with `BLESS=1` to rewrite
 //! the `.expect` files after a deliberate change (then review the diff).
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 

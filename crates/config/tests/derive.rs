@@ -1,6 +1,7 @@
 //! A reload that derives the new table from the last one must answer exactly like a full
 //! compile of the same routes; checked over a long run of random edits that take the
 //! fast path (compact lines) and the full parse (neighbors' /32 overrides, labels).
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 

@@ -3,6 +3,7 @@
 //! is not asserted); skipped with a message when the data set is absent.
 //!
 //! Figures in release: `cargo test -p config --release --test fullview -- --nocapture`.
+#![forbid(unsafe_code)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

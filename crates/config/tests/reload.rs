@@ -1,4 +1,5 @@
 //! Reload: a bad file leaves the last good state; a storm of edits ends on the last one.
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! Reload edits spread over the routes file (many changed runs of lines): the fast path
 //! must give exactly what a full parse of the new text gives, or fall back to it.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 

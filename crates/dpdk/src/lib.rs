@@ -6,8 +6,8 @@
 //! - a [`TxBuffer`] frees and counts what the PMD refuses;
 //! - a panic in a worker lcore is caught and reported ([`lcore::launch`]).
 //!
-//! This crate and `dpdk-sys` are the only ones allowed `unsafe`; every block says why it
-//! is sound in a `// SAFETY:` comment.
+//! `unsafe` is allowed here, in `dpdk-sys`, and in `net`'s rcu, prefetch and LPM arena
+//! only (see the README); every block says why it is sound in a `// SAFETY:` comment.
 
 mod eal;
 mod error;

@@ -1,4 +1,5 @@
 //! IPv4 router and LER imposition behaviour of the pipeline, one test per behaviour.
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 

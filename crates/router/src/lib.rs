@@ -6,6 +6,10 @@
 //!
 //! What must never happen here: a worker blocking, allocating or taking a lock per packet;
 //! an mbuf that is neither transmitted nor freed and counted.
+//!
+//! No `unsafe` (`#![forbid(unsafe_code)]`): DPDK is reached through the `dpdk` crate.
+
+#![forbid(unsafe_code)]
 
 mod control;
 mod counters;

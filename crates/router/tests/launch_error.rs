@@ -2,6 +2,7 @@
 //! the second launch finds the lcore busy) stops the lcores already running and returns
 //! the error. Without a stop guard in place before the first launch, the first worker
 //! kept polling and `rte_eal_cleanup` waited for it forever.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,4 +1,5 @@
 //! The `/metrics` exposition, checked by Prometheus' own `promtool` and over HTTP.
+#![forbid(unsafe_code)]
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

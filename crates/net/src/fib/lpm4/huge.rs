@@ -38,8 +38,8 @@ pub(super) struct HugeBuf {
 // SAFETY: HugeBuf owns its mapping like a Box<[u32]> owns its allocation; moving it to,
 // or sharing `&HugeBuf` with, another thread is as safe as for a Box<[u32]>.
 unsafe impl Send for HugeBuf {}
-// SAFETY: see above; `&HugeBuf` only allows reads except through the raw pointer, whose
-// users (the arena) document their own exclusivity.
+// SAFETY: see above; `&HugeBuf` only allows reads (writes need `&mut HugeBuf`, or a
+// `SharedBuf` whose unsafe `write` states its own exclusivity).
 unsafe impl Sync for HugeBuf {}
 
 impl HugeBuf {
@@ -104,7 +104,9 @@ impl HugeBuf {
         self.ptr.as_ptr()
     }
 
-    pub(super) fn as_mut_ptr(&self) -> *mut u32 {
+    /// The buffer's start, for writes: only through `&mut self` (see [`SharedBuf`] for
+    /// writes through a shared reference).
+    pub(super) fn as_mut_ptr(&mut self) -> *mut u32 {
         self.ptr.as_ptr()
     }
 
@@ -123,5 +125,50 @@ impl Drop for HugeBuf {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping made in `zeroed`, which nothing uses any more.
         unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+    }
+}
+
+/// A [`HugeBuf`] written through `&self`, in ranges that no one else reads or writes
+/// meanwhile: the LPM arena, where clones of one table append records in disjoint ranges
+/// that they reserved and have not yet published. Reads go through [`SharedBuf::buf`];
+/// the only write is the unsafe [`SharedBuf::write`], whose caller proves exclusivity.
+#[derive(Debug)]
+pub(super) struct SharedBuf {
+    buf: HugeBuf,
+    /// `buf`'s start, taken once through `&mut` when the buffer was still unshared.
+    write: NonNull<u32>,
+}
+
+// SAFETY: a SharedBuf owns its HugeBuf (Send, see above); the write pointer is only used
+// by `write`, whose contract makes each write exclusive to its range.
+unsafe impl Send for SharedBuf {}
+// SAFETY: `&SharedBuf` gives reads of the buffer and the unsafe `write`, whose caller
+// guarantees no concurrent access to the range written.
+unsafe impl Sync for SharedBuf {}
+
+impl SharedBuf {
+    pub(super) fn new(mut buf: HugeBuf) -> SharedBuf {
+        let write = NonNull::new(buf.as_mut_ptr()).expect("a HugeBuf is never null");
+        SharedBuf { buf, write }
+    }
+
+    /// The buffer, for reads.
+    pub(super) fn buf(&self) -> &HugeBuf {
+        &self.buf
+    }
+
+    /// Copies `words` to word `at`.
+    ///
+    /// # Safety
+    /// `at..at + words.len()` is inside the buffer, and no other thread reads or writes
+    /// that range during the call (the arena: reserved for this caller alone by its
+    /// atomic cursor, and not yet reachable from any published table).
+    pub(super) unsafe fn write(&self, at: usize, words: &[u32]) {
+        debug_assert!(at + words.len() <= self.buf.len());
+        // SAFETY: in bounds and exclusive, by the caller's contract; `words` is a
+        // separate allocation (a `&[u32]` cannot alias memory written through `write`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr(), self.write.as_ptr().add(at), words.len())
+        };
     }
 }
