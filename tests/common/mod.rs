@@ -2,6 +2,10 @@
 //! prefix, bounded run time, no process left behind.
 #![allow(dead_code)]
 
+pub mod oracles;
+#[allow(unused_imports)]
+pub use oracles::{checksum, fill_ipv4_checksum, promtool_check};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

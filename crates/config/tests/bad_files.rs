@@ -7,6 +7,8 @@
 //! the `.expect` files after a deliberate change (then review the diff).
 #![forbid(unsafe_code)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use config::{parse_routes, ConfigError, RouteContext, StartupConfig};
@@ -17,7 +19,7 @@ fn dir() -> PathBuf {
 
 fn ctx() -> RouteContext {
     let cfg = StartupConfig::load(&dir().join("_ports.yaml")).expect("_ports.yaml is valid");
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
+    common::ctx_of(&cfg)
 }
 
 fn diagnostics(path: &Path) -> ConfigError {
