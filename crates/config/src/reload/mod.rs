@@ -60,7 +60,7 @@ use source::{Edit, Found};
 
 use crate::diag::{ConfigError, Diagnostic, Diagnostics};
 use crate::routes::{self, RouteContext, RouteSet, RouteSpec};
-use crate::types::{Cidr, FastMap, FastSet};
+use crate::types::{Cidr, Cidr6, FastMap, FastSet};
 
 /// What changed between two route sets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,6 +69,9 @@ pub struct RouteDiff {
     pub ipv4_removed: usize,
     /// Same prefix, different target or TTL mode.
     pub ipv4_changed: usize,
+    pub ipv6_added: usize,
+    pub ipv6_removed: usize,
+    pub ipv6_changed: usize,
     pub labels_added: usize,
     pub labels_removed: usize,
     pub labels_changed: usize,
@@ -99,7 +102,11 @@ impl RouteDiff {
                 let mut b = new.neighbors.clone();
                 a.sort_by_key(|n| (n.ip, n.port));
                 b.sort_by_key(|n| (n.ip, n.port));
-                a != b
+                let mut a6 = old.neighbors6.clone();
+                let mut b6 = new.neighbors6.clone();
+                a6.sort();
+                b6.sort();
+                a != b || a6 != b6
             },
             ..RouteDiff::default()
         };
@@ -144,6 +151,7 @@ impl RouteDiff {
                 .filter(|c| !new_map.contains(c))
                 .collect();
         }
+        keep &= diff6(old, new, &old_to_new, &mut d, &mut ch, max);
         let old_labels: FastMap<u32, _> = old.labels.iter().map(|(l, s)| (*l, s)).collect();
         let mut seen = 0;
         for (l, s) in &new.labels {
@@ -204,6 +212,50 @@ impl RouteDiff {
         d.ipv4_removed = ch.ipv4_removed.len();
         (d, ch)
     }
+}
+
+/// The IPv6 part of [`RouteDiff::with_changes`]; false when more than `max` changed.
+fn diff6(
+    old: &RouteSet,
+    new: &RouteSet,
+    old_to_new: &[Option<u32>],
+    d: &mut RouteDiff,
+    ch: &mut RouteChanges,
+    max: usize,
+) -> bool {
+    let old_map: FastMap<Cidr6, u32> = old.ipv6.iter().copied().collect();
+    let mut seen = 0;
+    for &(c, id) in &new.ipv6 {
+        let changed = match old_map.get(&c) {
+            None => {
+                d.ipv6_added += 1;
+                true
+            }
+            Some(&o) => {
+                seen += 1;
+                let changed = old_to_new[o as usize] != Some(id);
+                d.ipv6_changed += usize::from(changed);
+                changed
+            }
+        };
+        if changed && ch.ipv6_set.len() <= max {
+            ch.ipv6_set.push((c, id));
+        }
+    }
+    d.ipv6_removed = old.ipv6.len() - seen;
+    if d.ipv6_removed + ch.ipv6_set.len() > max {
+        return false;
+    }
+    if d.ipv6_removed > 0 {
+        let new_map: FastSet<Cidr6> = new.ipv6.iter().map(|(c, _)| *c).collect();
+        ch.ipv6_removed = old
+            .ipv6
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| !new_map.contains(c))
+            .collect();
+    }
+    true
 }
 
 /// Time spent in each step of a reload.

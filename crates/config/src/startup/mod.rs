@@ -27,7 +27,7 @@ pub use fpm::{
 use crate::de::{Decoder, Path, Spanned};
 use crate::diag::{ConfigError, Diagnostic, Diagnostics};
 use crate::read::{self, DEFAULT_MAX_ROUTES_FILE_BYTES};
-use crate::types::{Cidr, MacAddr};
+use crate::types::{AnyCidr, Cidr, Cidr6, MacAddr};
 use crate::yaml::{self, Node};
 
 /// Top-level keys of a startup config (also used to tell the two file kinds apart).
@@ -90,10 +90,10 @@ pub struct PortConfig {
     /// [`PortConfig::promiscuous`].
     #[serde(default)]
     pub promiscuous: Option<Spanned<bool>>,
-    /// The router's IPv4 addresses on this port, `10.0.0.1/24`; the first is the source
-    /// of ICMP errors sent from this port.
+    /// The router's addresses on this port, `10.0.0.1/24` or `2001:db8:1::1/64`; the
+    /// first of each family is the source of ICMP errors sent from this port.
     #[serde(default)]
-    pub addresses: Vec<Spanned<Cidr>>,
+    pub addresses: Vec<Spanned<AnyCidr>>,
     #[serde(default = "default_mtu")]
     pub mtu: Spanned<u16>,
     #[serde(default = "one")]
@@ -331,7 +331,10 @@ pub struct PortIface {
     pub name: String,
     pub mac: [u8; 6],
     pub mtu: u16,
+    /// IPv4 addresses.
     pub addresses: Vec<Cidr>,
+    /// IPv6 addresses (global or link-local), in file order.
+    pub addresses6: Vec<Cidr6>,
 }
 
 /// A port's Linux twin as the runtime creates it.
@@ -590,7 +593,22 @@ impl StartupConfig {
                 name: p.name.value.clone(),
                 mac: p.mac.map_or_else(|| mac(i as u16), |m| m.0),
                 mtu: p.mtu.value,
-                addresses: p.addresses.iter().map(|a| a.value).collect(),
+                addresses: p
+                    .addresses
+                    .iter()
+                    .filter_map(|a| match a.value {
+                        AnyCidr::V4(c) => Some(c),
+                        AnyCidr::V6(_) => None,
+                    })
+                    .collect(),
+                addresses6: p
+                    .addresses
+                    .iter()
+                    .filter_map(|a| match a.value {
+                        AnyCidr::V6(c) => Some(c),
+                        AnyCidr::V4(_) => None,
+                    })
+                    .collect(),
             })
             .collect()
     }

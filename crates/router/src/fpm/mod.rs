@@ -114,6 +114,7 @@ mod tests {
                 name: format!("p{id}"),
                 mac: [0; 6],
                 mtu: 1500,
+                addresses6: Vec::new(),
                 addresses: vec![],
             })
             .collect();
