@@ -428,11 +428,11 @@ fn closed_output_pipes_do_not_hang_the_router() {
     while child.try_wait().unwrap().is_none() {
         if t.elapsed() > Duration::from_secs(5) {
             // Still running is fine as long as it still stops on SIGTERM.
-            let st = std::process::Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status()
-                .unwrap();
-            assert!(st.success(), "kill -TERM {}", child.id());
+            assert!(
+                common::signal(child.id(), "TERM"),
+                "kill -TERM {}",
+                child.id()
+            );
             let t2 = Instant::now();
             while child.try_wait().unwrap().is_none() {
                 if t2.elapsed() > Duration::from_secs(10) {
