@@ -245,7 +245,7 @@ fn sample(text: &str, name: &str) -> u64 {
 fn pcap_input(dir: &TempDir) {
     let frames: Vec<Vec<u8>> = (0..64u16)
         .map(|i| {
-            router::traffic::FrameSpec {
+            traffic::FrameSpec {
                 dst_mac: [2, 0, 0, 0, 0, 1],
                 src_port: 1000 + i,
                 ..Default::default()
@@ -253,7 +253,7 @@ fn pcap_input(dir: &TempDir) {
             .build()
         })
         .collect();
-    router::traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
 }
 
 #[test]

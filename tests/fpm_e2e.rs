@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use common::{bin, is_root, sh, tshark, TempDir};
 use fpm::encode::{self, path};
 use fpm::msg::{Key, NexthopBody, Path, RouteBody};
-use router::traffic::FrameSpec;
+use traffic::FrameSpec;
 
 fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
     u32::from_be_bytes([a, b, c, d])
