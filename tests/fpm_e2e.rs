@@ -26,10 +26,7 @@ fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
 }
 
 fn kill_term(c: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &c.id().to_string()])
-        .status();
-    common::wait_bounded(c, Duration::from_secs(20));
+    common::stop(c);
 }
 
 /// Three namespaces: host A - router - host B, removed (and every child stopped) on drop.
@@ -128,9 +125,7 @@ impl Drop for Net {
     fn drop(&mut self) {
         for c in &mut self.children {
             if c.try_wait().ok().flatten().is_none() {
-                let _ = Command::new("kill")
-                    .args(["-TERM", &c.id().to_string()])
-                    .status();
+                common::signal(c.id(), "TERM");
                 let start = Instant::now();
                 while start.elapsed() < Duration::from_secs(10)
                     && c.try_wait().ok().flatten().is_none()

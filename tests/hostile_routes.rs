@@ -211,11 +211,7 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
     std::fs::remove_file(&path).unwrap();
     mkfifo(&path);
     let before = r.scrape();
-    let st = Command::new("kill")
-        .args(["-HUP", &r.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(common::signal(r.pid(), "HUP"));
     wait_for(
         &r,
         "SIGHUP on a FIFO rejected",

@@ -130,8 +130,7 @@ impl Router {
     /// Stops the router (SIGTERM) and returns its output.
     fn stop(&mut self) -> String {
         if let Some(mut c) = self.child.take() {
-            common::signal(c.id(), "TERM");
-            common::wait_bounded(&mut c, Duration::from_secs(20));
+            common::stop(&mut c);
         }
         self.output()
     }

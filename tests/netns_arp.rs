@@ -13,7 +13,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, sh, signal, wait_bounded, Netns, TempDir};
+use common::{bin, sh, wait_bounded, Netns, TempDir};
 
 fn can_run() -> bool {
     let root = Command::new("id")
@@ -57,8 +57,7 @@ impl Router {
     }
     fn stop(&mut self) -> String {
         if let Some(mut c) = self.0.take() {
-            signal(c.id(), "TERM");
-            wait_bounded(&mut c, Duration::from_secs(20));
+            common::stop(&mut c);
         }
         self.log()
     }

@@ -10,7 +10,7 @@ mod common;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, is_root, sh, signal, wait_bounded, Netns, TempDir};
+use common::{bin, is_root, sh, Netns, TempDir};
 
 /// A veth pair between two namespaces, both ends up with `mtu` and checksum offload off.
 fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
@@ -136,8 +136,7 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         "10.2.0.2",
         &["-c", "5", "-i", "0.2", "-W", "2", "-s", "8000", "-M", "do"],
     );
-    signal(router.0.id(), "TERM");
-    wait_bounded(&mut router.0, Duration::from_secs(20));
+    common::stop(&mut router.0);
     let out = std::fs::read_to_string(&log).unwrap();
     assert!(
         summary(&small).contains(" 0% packet loss"),

@@ -229,3 +229,11 @@ impl Drop for Netns {
         }
     }
 }
+
+/// The one way a test stops a router it started: SIGTERM (a clean stop: the summary is
+/// printed, pcap files are flushed), then a bounded wait (killed, and the test fails,
+/// past 20 s).
+pub fn stop(child: &mut Child) {
+    signal(child.id(), "TERM");
+    wait_bounded(child, Duration::from_secs(20));
+}
