@@ -245,7 +245,7 @@ fn sample(text: &str, name: &str) -> u64 {
 fn pcap_input(dir: &TempDir) {
     let frames: Vec<Vec<u8>> = (0..64u16)
         .map(|i| {
-            router::traffic::FrameSpec {
+            traffic::FrameSpec {
                 dst_mac: [2, 0, 0, 0, 0, 1],
                 src_port: 1000 + i,
                 ..Default::default()
@@ -253,7 +253,7 @@ fn pcap_input(dir: &TempDir) {
             .build()
         })
         .collect();
-    router::traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
 }
 
 #[test]
@@ -428,11 +428,11 @@ fn closed_output_pipes_do_not_hang_the_router() {
     while child.try_wait().unwrap().is_none() {
         if t.elapsed() > Duration::from_secs(5) {
             // Still running is fine as long as it still stops on SIGTERM.
-            let st = std::process::Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status()
-                .unwrap();
-            assert!(st.success(), "kill -TERM {}", child.id());
+            assert!(
+                common::signal(child.id(), "TERM"),
+                "kill -TERM {}",
+                child.id()
+            );
             let t2 = Instant::now();
             while child.try_wait().unwrap().is_none() {
                 if t2.elapsed() > Duration::from_secs(10) {

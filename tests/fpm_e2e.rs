@@ -19,17 +19,14 @@ use std::time::{Duration, Instant};
 use common::{bin, is_root, sh, tshark, TempDir};
 use fpm::encode::{self, path};
 use fpm::msg::{Key, NexthopBody, Path, RouteBody};
-use router::traffic::FrameSpec;
+use traffic::FrameSpec;
 
 fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
     u32::from_be_bytes([a, b, c, d])
 }
 
 fn kill_term(c: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &c.id().to_string()])
-        .status();
-    common::wait_bounded(c, Duration::from_secs(20));
+    common::stop(c);
 }
 
 /// Three namespaces: host A - router - host B, removed (and every child stopped) on drop.
@@ -128,9 +125,7 @@ impl Drop for Net {
     fn drop(&mut self) {
         for c in &mut self.children {
             if c.try_wait().ok().flatten().is_none() {
-                let _ = Command::new("kill")
-                    .args(["-TERM", &c.id().to_string()])
-                    .status();
+                common::signal(c.id(), "TERM");
                 let start = Instant::now();
                 while start.elapsed() < Duration::from_secs(10)
                     && c.try_wait().ok().flatten().is_none()

@@ -8,7 +8,7 @@ mod common;
 use std::collections::HashMap;
 
 use common::{checksum, fill_ipv4_checksum, pcap_config, run_for, tshark, Decoded, TempDir};
-use router::traffic::{write_pcap, FrameSpec};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
 neighbors:

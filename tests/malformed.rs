@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, fill_ipv4_checksum, pcap_config, tshark, wait_bounded, TempDir};
-use router::traffic::{write_pcap, FrameSpec};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
 neighbors:

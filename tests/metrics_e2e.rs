@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::{bin, promtool_check, TempDir};
 use live::{samples, value, LiveRouter};
-use router::traffic::{write_pcap, FrameSpec};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = "
 neighbors:

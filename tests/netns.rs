@@ -14,24 +14,17 @@ use common::{bin, is_root, sh, TempDir};
 
 /// Namespaces created by one test, removed on drop (their veths go with them).
 struct Topo {
-    prefix: String,
-    names: Vec<String>,
+    ns: common::Netns,
 }
 
 impl Topo {
     fn new(tag: &str) -> Topo {
         Topo {
-            prefix: format!("{tag}{}", std::process::id() % 100000),
-            names: Vec::new(),
+            ns: common::Netns::new(tag),
         }
     }
     fn ns(&mut self, n: &str) -> String {
-        let name = format!("{}-{n}", self.prefix);
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        self.names.push(name.clone());
-        name
+        self.ns.add(n)
     }
     /// A veth pair `a`@`ns_a` <-> `b`@`ns_b`, both up, with checksum offload off so
     /// af_packet sees complete checksums.
@@ -50,14 +43,6 @@ impl Topo {
     fn host(&self, ns: &str, iface: &str, addr: &str, gw: &str) {
         sh(&["ip", "-n", ns, "addr", "add", addr, "dev", iface]);
         sh(&["ip", "-n", ns, "route", "add", "default", "via", gw]);
-    }
-}
-
-impl Drop for Topo {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
     }
 }
 
@@ -145,24 +130,16 @@ impl Router {
     /// Stops the router (SIGTERM) and returns its output.
     fn stop(&mut self) -> String {
         if let Some(mut c) = self.child.take() {
-            unsafe_free_kill(c.id());
-            common::wait_bounded(&mut c, Duration::from_secs(20));
+            common::stop(&mut c);
         }
         self.output()
     }
 }
 
-/// SIGTERM through the `kill` command (no unsafe FFI in tests).
-fn unsafe_free_kill(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status();
-}
-
 impl Drop for Router {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            unsafe_free_kill(c.id());
+            common::signal(c.id(), "TERM");
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(10) {
                 if c.try_wait().ok().flatten().is_some() {

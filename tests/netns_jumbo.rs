@@ -10,29 +10,7 @@ mod common;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, is_root, sh, wait_bounded, TempDir};
-
-/// Namespaces of this test (unique names), removed on drop with their veths.
-struct Namespaces(Vec<String>);
-
-impl Namespaces {
-    fn add(&mut self, n: &str) -> String {
-        let name = format!("jb{}-{n}", std::process::id() % 100000);
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        self.0.push(name.clone());
-        name
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
-    }
-}
+use common::{bin, is_root, sh, Netns, TempDir};
 
 /// A veth pair between two namespaces, both ends up with `mtu` and checksum offload off.
 fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
@@ -94,7 +72,7 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         return;
     }
     let dir = TempDir::new("netns-jumbo");
-    let mut ns = Namespaces(Vec::new());
+    let mut ns = Netns::new("jb");
     let (h1, h2, r) = (ns.add("h1"), ns.add("h2"), ns.add("r"));
     link(&h1, "eth0", &r, "r-h1", 9000);
     link(&h2, "eth0", &r, "r-h2", 9000);
@@ -158,10 +136,7 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         "10.2.0.2",
         &["-c", "5", "-i", "0.2", "-W", "2", "-s", "8000", "-M", "do"],
     );
-    let _ = Command::new("kill")
-        .args(["-TERM", &router.0.id().to_string()])
-        .status();
-    wait_bounded(&mut router.0, Duration::from_secs(20));
+    common::stop(&mut router.0);
     let out = std::fs::read_to_string(&log).unwrap();
     assert!(
         summary(&small).contains(" 0% packet loss"),

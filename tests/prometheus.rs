@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::TempDir;
 use live::{free_port, http_get, KillOnDrop, LiveRouter};
-use router::traffic::{read_pcap, write_pcap, FrameSpec};
+use traffic::{read_pcap, write_pcap, FrameSpec};
 
 const FRAMES: usize = 500;
 

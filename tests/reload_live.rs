@@ -11,7 +11,6 @@ mod live;
 
 use std::io::Read;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::TempDir;
@@ -62,11 +61,7 @@ fn sighup_reloads() {
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let r = LiveRouter::start(&config(&dir, "h"), 20.0);
     let before = r.scrape();
-    let st = Command::new("kill")
-        .args(["-HUP", &r.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(common::signal(r.pid(), "HUP"));
     let after = scrape_until(&r, "a reload after SIGHUP", Duration::from_secs(5), |s| {
         value(s, OK) > value(&before, OK)
     });

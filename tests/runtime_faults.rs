@@ -50,11 +50,7 @@ fn spawn(cfg: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
 }
 
 fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success(), "kill -{sig} {pid}");
+    assert!(common::signal(pid, sig), "kill -{sig} {pid}");
 }
 
 /// Reads a child's stdout line by line into a shared string (so a test can wait for a

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use dpdk::{Eal, RteLpm};
 use net::fib::{Lpm4, NO_ROUTE};
-use router::traffic;
+use traffic;
 
 #[derive(Args, Debug)]
 pub struct BenchLookupArgs {

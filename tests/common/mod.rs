@@ -180,3 +180,60 @@ pub fn is_root() -> bool {
         .map(|o| o.stdout == b"0\n")
         .unwrap_or(false)
 }
+
+/// Sends `sig` (`TERM`, `HUP`, ...) to `pid` with the `kill` command (the tests forbid
+/// unsafe code, so no FFI); false when `kill` failed (the process is already gone).
+pub fn signal(pid: u32, sig: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The network namespaces of one test, `<prefix>-<name>`, removed on drop (their veths
+/// go with them). The prefix holds the process id, so tests running at once never share
+/// a namespace, and one left by a killed run is replaced.
+pub struct Netns {
+    prefix: String,
+    names: Vec<String>,
+}
+
+impl Netns {
+    /// Namespaces named `<tag><pid % 100000>-<name>` (short: veth names are derived).
+    pub fn new(tag: &str) -> Netns {
+        Netns {
+            prefix: format!("{tag}{}", std::process::id() % 100000),
+            names: Vec::new(),
+        }
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Creates `<prefix>-<name>` (deleting a stale one first) with its loopback up.
+    pub fn add(&mut self, name: &str) -> String {
+        let name = format!("{}-{name}", self.prefix);
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        sh(&["ip", "netns", "add", &name]);
+        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        self.names.push(name.clone());
+        name
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+/// The one way a test stops a router it started: SIGTERM (a clean stop: the summary is
+/// printed, pcap files are flushed), then a bounded wait (killed, and the test fails,
+/// past 20 s).
+pub fn stop(child: &mut Child) {
+    signal(child.id(), "TERM");
+    wait_bounded(child, Duration::from_secs(20));
+}

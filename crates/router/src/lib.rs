@@ -28,7 +28,11 @@ mod signals;
 mod slowpath;
 mod spec;
 pub mod trace;
-pub mod traffic;
+/// The frame builder and pcap helpers, now the `traffic` crate; re-exported for the test
+/// files that still name `router::traffic` (tests/ctlsock.rs, tests/slow_path.rs).
+pub mod traffic {
+    pub use ::traffic::*;
+}
 mod watch;
 mod worker;
 

@@ -21,28 +21,8 @@
 //! time proportional to the edit; a large change, a neighbor change, or a change to the
 //! prefixes the compiler adds itself falls back to a full [`routes::compile`].
 //!
-//! Cost of a one-line edit of a full view (901,899 routes, 28 MB; `cargo run -p config
-//! --release --example reload_latency -- 100`, 2-core box at load ~7, min / median):
-//! read and compare 5.7 / 10 ms, fast-path check 0.04 ms (0.45 ms when the line's
-//! length changes: the recorded line starts shift), diff 3 us, derive 70 us; all of
-//! `reload()` 5.8 / 10.3 ms, against 13.3 / 20.8 ms for the read-whole-file version
-//! run beside it. A full compile is 150-600 ms. Holding the last text and a copy of
-//! the last table (sharing its LPM blocks) is the memory price.
-//!
-//! Cost of the soak's churn (3006 routes changed all over the full view: 2004 next hops
-//! moved, 1002 withdrawn, and back; tables from `scripts/soak.sh --tables-only DIR`, then
-//! `cargo run -p config --release --example churn_reload -- DIR/a.yaml DIR/b.yaml
-//! DIR/bad.yaml 10`, same box at load ~5, medians): read and diff into 3006 hunks
-//! 30 ms, fast-path check 13 ms, derive 40 ms; all of `reload()` 90 ms (57 ms min),
-//! against 1.19 s (1.09 s min) for the one-span edit (first to last changed line, every
-//! line between reparsed: check 838 ms, diff 273 ms) run beside it. The changed span of
-//! the file is read into a kept buffer (28 MB here) for the line diff.
-//!
-//! An edit that changes a line's length also shifts the saved 28 MB text (about 1.5 ms):
-//! that splice waits until the table is live ([`ReloadState::settle`]). On a quieter box
-//! (load ~3): `reload()` 5.4 / 7.0 ms (same length), 5.7 / 7.5 ms (one byte longer); through
-//! the real binary (`cargo test --release --test reload_live -- --ignored --nocapture`)
-//! the router's read-to-publish median is 7.8 ms (in-place write) and 8.0 ms (rename).
+//! What a reload costs (a one-line edit and the soak's churn of a full view) is in
+//! docs/measurements.md ("Live reload").
 
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
