@@ -89,7 +89,8 @@ fn config(dir: &TempDir, prefix: &str) -> std::path::PathBuf {
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
          ports:\n  - {{name: h1, vdev: \"net_af_packet_{prefix},iface=r-h1\", \
          addresses: [10.1.0.1/24], control_interface: mr-h1}}\n\
-         routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n",
+         routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n\
+         fpm: {{listen: 127.0.0.1:2620}}\n",
         routes.display()
     );
     let p = dir.path("r.yaml");
@@ -230,6 +231,41 @@ fn scrape(p: &Pair, r: &Router) -> String {
     String::from_utf8_lossy(&got.stdout).into_owned()
 }
 
+/// The control interface's ifindex, from `ip -j link show`.
+fn tap_ifindex(p: &Pair) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&link_json(p, "link")).unwrap();
+    v[0]["ifindex"].as_u64().expect("an ifindex")
+}
+
+/// Sends one FPM frame to the router (in its namespace) and closes the connection.
+const FPM_SEND: &str = "import socket,sys
+s=socket.create_connection(('127.0.0.1',2620),timeout=5); s.sendall(bytes.fromhex(sys.argv[1])); s.close()";
+
+/// zebra's route 198.51.100.0/24 via 10.9.9.9 (on no port's subnet) over `ifindex`.
+fn fpm_route_over(p: &Pair, ifindex: u32) {
+    use fpm::encode;
+    let key = fpm::msg::Key::Ipv4 {
+        addr: u32::from_be_bytes([198, 51, 100, 0]),
+        len: 24,
+    };
+    let body = fpm::msg::RouteBody::Paths(vec![encode::path(
+        u32::from_be_bytes([10, 9, 9, 9]),
+        ifindex,
+        &[],
+        1,
+    )]);
+    let hex: String = encode::frame(&[encode::route(key, Some(&body))])
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let out = p.exec(&p.r, &["python3", "-c", FPM_SEND, &hex]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn link_json(p: &Pair, what: &str) -> String {
     let out = p.exec(&p.r, &["ip", "-j", what, "show", "dev", "mr-h1"]);
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -321,11 +357,43 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     );
 
     // Deleted from outside: logged, recreated with its settings, working again.
+    let old_ifindex = tap_ifindex(&p);
     sh(&["ip", "-n", &p.r, "link", "del", "mr-h1"]);
     r.wait_for("control interface \"mr-h1\" recreated");
     let addr = link_json(&p, "addr");
     assert!(addr.contains("\"local\":\"10.1.0.1\""), "{addr}");
     tcp_through_the_tap(&p, &r);
+
+    // FPM maps the new ifindex to the port: zebra's route over it is installed, not
+    // skipped as on no port (its gateway is on no port's subnet, so only the ifindex
+    // can name the port).
+    let new_ifindex = tap_ifindex(&p);
+    assert_ne!(new_ifindex, old_ifindex);
+    r.wait_for("ifindex map refreshed");
+    fpm_route_over(&p, new_ifindex as u32);
+    let start = Instant::now();
+    let metrics = loop {
+        let m = scrape(&p, &r);
+        if m.contains("mplsrouter_fpm_changes_total 1") || start.elapsed() > Duration::from_secs(20)
+        {
+            break m;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for line in [
+        "mplsrouter_fpm_changes_total 1",
+        "mplsrouter_fpm_rejected_total 0",
+    ] {
+        assert!(
+            metrics.contains(line),
+            "{line} missing:\n{metrics}\n{}",
+            r.output()
+        );
+    }
+    assert!(
+        !metrics.contains("mplsrouter_fpm_errors_total{reason=\"no_port\"} 1"),
+        "{metrics}"
+    );
 
     let log = r.stop();
     assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");

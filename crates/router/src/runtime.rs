@@ -127,7 +127,7 @@ fn start_fpm(
     startup: &StartupConfig,
     ports: &[config::startup::PortIface],
     control: &mut ControlPlane,
-    control_ifs: &[(u32, u16)],
+    control_ifs: Option<Arc<dyn crate::fpm::ControlIfindexes>>,
     stats: &Arc<crate::fpm::FpmStats>,
 ) -> Result<
     (
@@ -235,13 +235,12 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let rcu = Arc::new(Rcu::new(first, workers.len() + 3));
     control.attach(rcu.clone());
     let cpif = create_control_ifaces(&routing.startup, &port_ifaces, &control_stats)?;
-    let cpif_ifindexes = cpif.as_ref().map(|c| c.ifindexes()).unwrap_or_default();
     let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
     let (fpm_listener, fpm_rx) = start_fpm(
         &routing.startup,
         &port_ifaces,
         &mut control,
-        &cpif_ifindexes,
+        cpif.clone().map(|c| c as _),
         &fpm_stats,
     )?;
     let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
