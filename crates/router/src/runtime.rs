@@ -293,6 +293,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let punts = PuntReceivers {
         control: control_rx,
         data: punt_rx,
+        data_delay: (spec.test_fault == Some(TestFault::SlowData))
+            .then_some(crate::spec::SLOW_DATA_DELAY),
     };
     threads.slow = Some(spawn_slow_path(slow, punts, spec.test_fault)?);
     let fpm_metrics = fpm_listener.as_ref().map(|_| &fpm_stats);
