@@ -434,3 +434,99 @@ fn a_control_interface_name_that_is_taken_stops_startup_naming_the_port() {
         "{out}"
     );
 }
+
+/// `ip -j link show dev NAME` in `ns`, parsed: (flags, operstate).
+fn link_state(ns: &str, name: &str) -> (Vec<String>, String) {
+    let out = Command::new("ip")
+        .args(["-n", ns, "-j", "link", "show", "dev", name])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let flags = v[0]["flags"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        flags,
+        v[0]["operstate"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// Waits until the TAP's carrier is `up` as `ip -j link show` reports it.
+fn wait_carrier(ns: &str, up: bool, r: &Router) {
+    let start = Instant::now();
+    loop {
+        let (flags, oper) = link_state(ns, "mr-t");
+        let has = |f: &str| flags.iter().any(|x| x == f);
+        let ok = if up {
+            // A TAP with carrier reports operstate UNKNOWN (tun sets no operstate).
+            has("LOWER_UP") && !has("NO-CARRIER") && oper != "DOWN"
+        } else {
+            has("NO-CARRIER") && !has("LOWER_UP") && oper == "DOWN"
+        };
+        if ok {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "mr-t never had carrier {up}: flags {flags:?} operstate {oper}\n{}",
+            r.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The TAP's carrier follows the port's link. af_packet reports its link up whatever its
+/// interface does, so the port here is DPDK's `net_tap`, whose link is its kernel
+/// interface's IFF_UP and IFF_RUNNING: setting that interface down from outside is the
+/// cable pulled, and the router's link poll must carry it to the control interface.
+#[test]
+fn the_control_interface_carrier_follows_the_port_link() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let dir = TempDir::new("cpif-link");
+    let ns = format!("cpl{}r", std::process::id() % 100_000);
+    let _ = Command::new("ip").args(["netns", "del", &ns]).output();
+    sh(&["ip", "netns", "add", &ns]);
+    sh(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
+    struct Ns(String);
+    impl Drop for Ns {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+        }
+    }
+    let _ns = Ns(ns.clone());
+    let routes = dir.path("routes.yaml");
+    std::fs::write(&routes, "{}\n").unwrap();
+    let cfg = dir.path("r.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}}}\n\
+             ports:\n  - {{name: t, vdev: \"net_tap_{ns},iface=dt-{ns}\", \
+             addresses: [10.2.0.1/24], control_interface: mr-t}}\n\
+             routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n",
+            routes.display()
+        ),
+    )
+    .unwrap();
+    let mut r = Router::start(&ns, &cfg, dir.path("r.log"));
+    r.wait_for("control interface \"mr-t\"");
+    let wire = format!("dt-{ns}");
+    wait_carrier(&ns, true, &r);
+    sh(&["ip", "-n", &ns, "link", "set", &wire, "down"]);
+    wait_carrier(&ns, false, &r);
+    r.wait_for("cpif: \"mr-t\": port link down");
+    sh(&["ip", "-n", &ns, "link", "set", &wire, "up"]);
+    wait_carrier(&ns, true, &r);
+    r.wait_for("cpif: \"mr-t\": port link up");
+    let log = r.stop();
+    assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
+    assert!(!log.contains("cannot set the carrier"), "{log}");
+}
