@@ -317,14 +317,35 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         "ipv4:\n  - prefix: 192.0.2.0/24\n    via: 10.1.0.2\n",
     )
     .unwrap();
+    // An address added to the startup config at the same time is named as needing a
+    // restart, and the TAP keeps the addresses the router answers for.
+    let cfg = dir.path("r.yaml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("[10.1.0.1/24]", "[10.1.0.1/24, 10.3.0.1/24]"),
+    )
+    .unwrap();
     let pid = r.child.as_ref().unwrap().id().to_string();
     let _ = Command::new("kill").args(["-HUP", &pid]).status();
     r.wait_for("reload: generation");
+    r.wait_for(
+        "port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.3.0.1/24]: needs a restart",
+    );
     assert_eq!(
         link_json(&p, "link"),
         ifindex,
         "the TAP is untouched by a reload"
     );
+    let addrs: serde_json::Value = serde_json::from_str(&link_json(&p, "addr")).unwrap();
+    let v4: Vec<&str> = addrs[0]["addr_info"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["family"] == "inet")
+        .filter_map(|a| a["local"].as_str())
+        .collect();
+    assert_eq!(v4, ["10.1.0.1"], "{addrs}");
     tcp_through_the_tap(&p, &r);
     // The router still answers echo requests itself.
     let out = p.exec(

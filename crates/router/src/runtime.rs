@@ -225,6 +225,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let ctx = config::RouteContext::from_startup(&routing.startup, |i| macs[i as usize]);
     let port_ifaces = ctx.ports.clone().unwrap_or_default();
     let local = local_addrs(&port_ifaces);
+    let startup_check = crate::cpif::startup::StartupCheck::new(&routing.startup, &port_ifaces);
     let Some((mut control, first)) =
         load_tables(routing.routes.clone(), ctx, &control_stats, &signals)?
     else {
@@ -329,6 +330,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         &counters,
         &mut reporter,
         started,
+        &startup_check,
     );
 
     let mut failures = threads.stop_and_join();
@@ -736,6 +738,7 @@ fn control_loop(
     counters: &[Arc<WorkerCounters>],
     reporter: &mut Reporter,
     started: Instant,
+    startup_check: &crate::cpif::startup::StartupCheck,
 ) -> Option<String> {
     let (input_tx, input_rx) = crossbeam_channel::bounded::<ControlInput>(64);
     let watcher = control.routes_path().and_then(|p| {
@@ -805,7 +808,11 @@ fn control_loop(
             events = crossbeam_channel::never();
         }
         control.fpm_poll();
-        control.poll(signals.take_reload());
+        let hup = signals.take_reload();
+        if hup {
+            startup_check.on_reload();
+        }
+        control.poll(hup);
         if signals.stop_requested() {
             return None;
         }
