@@ -80,6 +80,15 @@ fn ldpd_conf(rid: &str, transport: &str, ifs: &[&str]) -> String {
     s + " exit-address-family\n exit\n"
 }
 
+/// IS-IS level 2 on a LAN circuit (hellos to AllL2ISs 01:80:c2:00:00:15, LLC frames).
+fn isisd_conf(sysid: &str, ifname: &str) -> String {
+    format!(
+        "hostname isisd\ninterface {ifname}\n ip router isis 1\n isis circuit-type level-2-only\n \
+         isis hello-interval 1\n isis hello-multiplier 3\n!\nrouter isis 1\n \
+         net 49.0001.{sysid}.00\n is-type level-2-only\n"
+    )
+}
+
 fn bgpd_conf(asn: u32, rid: &str, peer: &str, peer_as: u32, network: Option<&str>) -> String {
     let mut s = format!(
         "hostname bgpd\nrouter bgp {asn}\n bgp router-id {rid}\n no bgp ebgp-requires-policy\n \
@@ -201,6 +210,9 @@ fn start_frr(a: &mut Side, b: &mut Side, r: &mut Frr) {
         s.frr
             .start_daemon("ldpd", &ldpd_conf(s.lo, s.ip, &[s.link]));
     }
+    // IS-IS between R and A over the router's port (LLC frames up and down the TAP).
+    a.frr
+        .start_daemon("isisd", &isisd_conf("0102.5500.0001", a.link));
     // eBGP between R and A over the router's port; A announces ANNOUNCED.
     a.frr.start_daemon(
         "bgpd",
@@ -225,6 +237,22 @@ fn start_r(r: &mut Frr, a_ip: &str) {
         &ldpd_conf("10.255.0.2", "10.0.1.2", &["mr-a", "mr-b"]),
     );
     r.start_daemon("bgpd", &bgpd_conf(65000, "10.255.0.2", a_ip, 65001, None));
+    r.start_daemon("isisd", &isisd_conf("0102.5500.0002", "mr-a"));
+}
+
+/// The system ids of R's IS-IS neighbours whose adjacency is Up (`show isis neighbor`:
+/// FRR 8.4 has no JSON for it; the table's columns are System Id, Interface, L, State).
+fn isis_up(r: &Frr) -> Vec<String> {
+    let out = r.vtysh(&["show isis neighbor"]);
+    let mut up: Vec<String> = out
+        .lines()
+        .filter_map(|l| {
+            let c: Vec<&str> = l.split_whitespace().collect();
+            (c.len() >= 4 && c[3] == "Up").then(|| format!("{} {}", c[0], c[1]))
+        })
+        .collect();
+    up.sort();
+    up
 }
 
 /// Waits for OSPF Full and LDP Operational with both neighbours; R's labels for A's and
@@ -677,6 +705,22 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
 
     let want = vec!["10.255.0.1".to_string(), "10.255.0.3".to_string()];
     let labels = converge(&r, &want, logs!());
+    // IS-IS: A's hellos (LLC to AllL2ISs) reach R's isisd through the port and its TAP,
+    // R's reach A down the TAP and out of the port.
+    let isis = wait_until_or(Duration::from_secs(30), || {
+        let up = isis_up(&r);
+        (!up.is_empty()).then_some(up).or_else(|| {
+            std::thread::sleep(Duration::from_millis(250));
+            None
+        })
+    });
+    assert_eq!(
+        isis,
+        Some(vec!["0102.5500.0001 mr-a".to_string()]),
+        "IS-IS R <-> A never Up: {}\n{}",
+        r.vtysh(&["show isis neighbor"]),
+        (logs!())()
+    );
 
     // The data path: a frame labelled for A's loopback, sent by B, leaves R popped.
     let got = probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", logs!());
@@ -721,7 +765,7 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
     // the router holds the routes), then the protocol daemons. Established label
     // switching goes on meanwhile; the control interfaces stay; FRR comes back on them.
     r.stop_zebra(true);
-    for d in ["bgpd", "ldpd", "ospfd"] {
+    for d in ["isisd", "bgpd", "ldpd", "ospfd"] {
         r.stop_daemon(d, false);
     }
     probe_through(&b, &a, a.lo, &r, Some(labels[0]), "r-b", logs!());
