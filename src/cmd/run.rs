@@ -60,7 +60,8 @@ impl RunArgs {
 }
 
 /// Test only: `MPLSROUTER_TEST_FAULT=worker-panic|slowpath-panic` makes that thread panic
-/// as it starts, so tests can check that a dying thread stops the router with an error.
+/// as it starts, so tests can check that a dying thread stops the router with an error;
+/// `slow-data` slows the slow path's data queue (`router::TestFault::SlowData`).
 /// Read once, here; an unknown value is ignored with a warning.
 fn test_fault() -> Option<TestFault> {
     let v = std::env::var("MPLSROUTER_TEST_FAULT").ok()?;

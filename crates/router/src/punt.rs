@@ -1,5 +1,5 @@
 //! Control traffic first: what a worker punts is classified before it is queued, into a
-//! small control queue (ARP, link-local multicast, TCP/UDP/OSPF to the router) and the
+//! control queue (ARP, link-local multicast and IS-IS, TCP/UDP/OSPF to the router) and the
 //! data queue (TTL expiry, glean, fragmentation needed, ICMP to the router, ...), so a
 //! flood of punted data can fill its own queue but never take the control queue's
 //! places, and the slow path drains the control queue first.

@@ -40,6 +40,7 @@ pub(super) struct ControlLoop<'a> {
     pub threads: &'a Threads,
     pub counters: &'a [Arc<WorkerCounters>],
     pub reporter: &'a mut Reporter,
+    pub startup_check: &'a crate::cpif::startup::StartupCheck,
     pub started: Instant,
 }
 
@@ -59,7 +60,11 @@ impl ControlLoop<'_> {
         loop {
             self.wait_for_input(&wakers, next_report);
             self.control.fpm_poll();
-            self.control.poll(self.signals.take_reload());
+            let hup = self.signals.take_reload();
+            if hup {
+                self.startup_check.on_reload();
+            }
+            self.control.poll(hup);
             if self.signals.stop_requested() || self.stop.requested() {
                 return None;
             }

@@ -81,6 +81,8 @@ pub struct Router {
     reporter: Reporter,
     services: Option<Services>,
     cpif: Option<Arc<ControlIfaces>>,
+    /// Logs the startup config's changes that need a restart (on SIGHUP).
+    startup_check: crate::cpif::startup::StartupCheck,
     tables: Option<Tables>,
     dpdk: Option<Dpdk>,
 }
@@ -100,13 +102,13 @@ impl Router {
         let mut tables = Tables::load(&spec, &view.macs, plan.len(), &stats, &signals)?;
         let startup = &spec.routing.startup;
         let cpif = services::create_control_ifaces(startup, &view.ifaces, &stats)?;
-        let cpif_ifindexes = cpif.as_ref().map(|c| c.ifindexes()).unwrap_or_default();
+        let startup_check = crate::cpif::startup::StartupCheck::new(startup, &view.ifaces);
         let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
         let (fpm, fpm_rx) = services::start_fpm(
             startup,
             &view.ifaces,
             &mut tables.control,
-            &cpif_ifindexes,
+            cpif.clone().map(|c| c as _),
             &fpm_stats,
         )?;
         let mut threads = Threads::new();
@@ -157,6 +159,7 @@ impl Router {
                 _fpm: fpm,
             }),
             cpif,
+            startup_check,
             tables: Some(tables),
             dpdk: Some(dpdk),
         })
@@ -206,6 +209,7 @@ impl Router {
             threads: &self.threads,
             counters: &self.counters,
             reporter: &mut self.reporter,
+            startup_check: &self.startup_check,
             started,
         }
         .run()
@@ -232,7 +236,9 @@ fn start_threads(
     stats: &Arc<ControlStats>,
     threads: &mut Threads,
 ) -> Result<Running, RouterError> {
-    let q = Queues::new();
+    let mut q = Queues::new();
+    q.punted.data_delay = (spec.test_fault == Some(crate::spec::TestFault::SlowData))
+        .then_some(crate::spec::SLOW_DATA_DELAY);
     let dev_ids = dpdk.dev_ids();
     let lcores: Vec<u32> = plan.iter().map(|w| w.lcore).collect();
     let (trace, taps) = crate::trace::channel(&lcores);

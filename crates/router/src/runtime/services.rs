@@ -55,7 +55,7 @@ pub(super) fn start_fpm(
     startup: &StartupConfig,
     ports: &[PortIface],
     control: &mut ControlPlane,
-    control_ifs: &[(u32, u16)],
+    control_ifs: Option<Arc<dyn crate::fpm::ControlIfindexes>>,
     stats: &Arc<FpmStats>,
 ) -> Result<(Option<Listener>, Receiver<Batch>), RouterError> {
     let Some(cfg) = &startup.fpm else {

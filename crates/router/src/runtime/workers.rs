@@ -69,6 +69,7 @@ impl Queues {
             punted: PuntReceivers {
                 control: control_rx,
                 data: punt_rx,
+                data_delay: None,
             },
             events: crossbeam_channel::bounded(EVENT_QUEUE),
             inject: crossbeam_channel::bounded(INJECT_QUEUE),

@@ -83,15 +83,25 @@ pub struct SlowPath {
 pub struct PuntReceivers {
     pub control: Receiver<Punted>,
     pub data: Receiver<Punted>,
+    /// Test only (`MPLSROUTER_TEST_FAULT=slow-data`): a sleep per data-queue packet.
+    pub data_delay: Option<Duration>,
 }
 
 impl PuntReceivers {
     /// The next punted packet, control traffic first.
     fn try_next(&self) -> Option<Punted> {
-        self.control
-            .try_recv()
-            .or_else(|_| self.data.try_recv())
-            .ok()
+        match self.control.try_recv() {
+            Ok(p) => Some(p),
+            Err(_) => self.data.try_recv().ok().map(|p| self.delayed(p)),
+        }
+    }
+
+    /// A data-queue packet, after the test delay if there is one.
+    fn delayed(&self, p: Punted) -> Punted {
+        if let Some(d) = self.data_delay {
+            std::thread::sleep(d);
+        }
+        p
     }
 
     /// Waits up to `timeout` for a packet; `Err` once the workers are gone.
@@ -101,7 +111,7 @@ impl PuntReceivers {
         }
         crossbeam_channel::select! {
             recv(self.control) -> p => p.map(Some).map_err(|_| ()),
-            recv(self.data) -> p => p.map(Some).map_err(|_| ()),
+            recv(self.data) -> p => p.map(|p| Some(self.delayed(p))).map_err(|_| ()),
             default(timeout) => Ok(None),
         }
     }

@@ -108,14 +108,23 @@ pub enum TestFault {
     WorkerPanic,
     /// The slow-path thread panics as it starts.
     SlowPathPanic,
+    /// The slow path sleeps [`SLOW_DATA_DELAY`] after taking each data-queue packet, so
+    /// a flood from a few test senders outruns it as a line-rate flood outruns a real
+    /// slow path (tests/frr_ospf_ldp.rs: the control queue must keep the adjacencies up).
+    SlowData,
 }
 
+/// How long the slow path sleeps per data-queue packet under [`TestFault::SlowData`].
+pub const SLOW_DATA_DELAY: std::time::Duration = std::time::Duration::from_millis(2);
+
 impl TestFault {
-    /// The value of `MPLSROUTER_TEST_FAULT`: `worker-panic` or `slowpath-panic`.
+    /// The value of `MPLSROUTER_TEST_FAULT`: `worker-panic`, `slowpath-panic` or
+    /// `slow-data`.
     pub fn parse(s: &str) -> Option<TestFault> {
         match s {
             "worker-panic" => Some(TestFault::WorkerPanic),
             "slowpath-panic" => Some(TestFault::SlowPathPanic),
+            "slow-data" => Some(TestFault::SlowData),
             _ => None,
         }
     }
