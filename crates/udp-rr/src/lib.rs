@@ -4,6 +4,8 @@
 //! Exists so the numbers `scripts/bench/latency.sh` records can be unit-tested without
 //! sockets. It must never do I/O or read clocks: `main.rs` measures, this only counts.
 
+#![forbid(unsafe_code)]
+
 pub mod args;
 
 /// Percentile `p` (in thousandths of a percent: 50_000 is p50, 99_900 is p99.9) of

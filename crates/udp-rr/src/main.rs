@@ -5,6 +5,8 @@
 //! Blocking sockets on purpose, as netperf's: the figure includes the hosts' wake-ups,
 //! the same for every forwarding element measured. Statistics live in the library.
 
+#![forbid(unsafe_code)]
+
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
