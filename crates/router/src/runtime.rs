@@ -24,7 +24,7 @@ use crate::cpif::ControlIfaces;
 use crate::error::RouterError;
 use crate::forward::PipelineForwarder;
 use crate::metrics::{ControlStats, MetricsServer, RouterCollector};
-use crate::punt::{PuntQueues, CONTROL_QUEUE};
+use crate::punt::{Budgets, NeighborMarks, PuntQueues, CONTROL_QUEUE};
 use crate::report::{next_tick, Reporter};
 use crate::signals::SignalFlags;
 use crate::slowpath::{ArpPolicy, PuntReceivers, SlowPath, SlowPathEvent};
@@ -251,6 +251,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
     let (cpif_tx, cpif_rx) = crossbeam_channel::bounded::<Injected>(CONTROL_INJECT_QUEUE);
     let dev_ids: Vec<u16> = ports.iter().map(|p| p.id()).collect();
 
+    let marks = Arc::new(NeighborMarks::default());
     let mut threads = Threads::new();
     let lcores: Vec<u32> = workers.iter().map(|w| w.lcore).collect();
     let (trace, taps) = crate::trace::channel(&lcores);
@@ -263,6 +264,11 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         PuntQueues {
             control: control_tx,
             data: punt_tx,
+            budgets: Budgets::new(
+                &crate::punt::budget::rates(&routing.startup.punt, &routing.icmp),
+                dpdk::tsc_hz(),
+            ),
+            marks: marks.clone(),
         },
         [inject_rx, cpif_rx],
         taps,
@@ -290,6 +296,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         events: event_tx,
         stop: threads.slow_stop.clone(),
         cpif: cpif.clone(),
+        marks,
     };
     let punts = PuntReceivers {
         control: control_rx,
