@@ -153,6 +153,7 @@ fn a_slow_path_flood_is_throttled_in_the_worker_and_a_neighbour_still_resolves()
     // Until the host is learned (a host route: generation 2) and every budget has
     // refused something.
     let deadline = Instant::now() + Duration::from_secs(40);
+    let mut incomplete = 0;
     let m = loop {
         let m = r.scrape();
         let throttled = [
@@ -164,7 +165,8 @@ fn a_slow_path_flood_is_throttled_in_the_worker_and_a_neighbour_still_resolves()
         ]
         .iter()
         .all(|d| drops(&m, d) > 0);
-        if throttled && sum(&m, "mplsrouter_arp_entries", "") >= 1 {
+        incomplete = incomplete.max(sum(&m, "mplsrouter_arp_incomplete", ""));
+        if throttled && incomplete > 0 && sum(&m, "mplsrouter_arp_entries", "") >= 1 {
             break m;
         }
         assert!(
@@ -182,6 +184,10 @@ fn a_slow_path_flood_is_throttled_in_the_worker_and_a_neighbour_still_resolves()
         std::thread::sleep(Duration::from_millis(100));
     }
     let m = r.scrape();
+    assert!(
+        sum(&m, "mplsrouter_arp_incomplete", "") <= sum(&m, "mplsrouter_arp_pending", ""),
+        "only resolutions in progress are marked:\n{m}"
+    );
     let (status, out) = r.stop(Duration::from_secs(20));
     let elapsed = started.elapsed().as_secs_f64();
     assert!(status.success(), "{out}");

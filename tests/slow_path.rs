@@ -166,6 +166,11 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
         "one table for the learned neighbor, one for its removal; none for spoofs"
     );
     assert_eq!(sum(&m, "mplsrouter_arp_entries", ""), 0, "aged out");
+    assert_eq!(
+        sum(&m, "mplsrouter_arp_incomplete", ""),
+        0,
+        "the incomplete mark of the unanswered address went with its resolution"
+    );
     for (reason, n) in [
         ("arp_static_neighbor", 2),
         ("arp_invalid_sender_mac", 3),

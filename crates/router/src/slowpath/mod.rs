@@ -18,7 +18,7 @@ mod pending;
 mod statics;
 mod up;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -135,6 +135,8 @@ struct State {
     sp: SlowPath,
     neighbors: Neighbors,
     pending: Pending<Held>,
+    /// Addresses marked incomplete for the workers.
+    marked: HashSet<(u16, u32)>,
     /// Adjacencies marked incomplete, by the address they resolve to (cleared with it).
     marked_adjs: HashMap<(u16, u32), Vec<u32>>,
     errors: TokenBucket,
@@ -214,8 +216,11 @@ impl State {
         if ask && !learned {
             self.arp_request(port, ip, [0xff; 6]);
         }
-        if !learned && self.pending.contains(port, ip) {
-            self.sp.marks.insert(Mark::Addr { port, ip });
+        if !learned
+            && self.pending.contains(port, ip)
+            && self.sp.marks.insert(Mark::Addr { port, ip })
+        {
+            self.marked.insert((port, ip));
         }
         self.gauges();
     }
@@ -233,7 +238,9 @@ impl State {
 
     /// Takes the incomplete marks of `ip` on `port` away (resolved or given up).
     fn unmark(&mut self, port: u16, ip: u32) {
-        self.sp.marks.remove(Mark::Addr { port, ip });
+        if self.marked.remove(&(port, ip)) {
+            self.sp.marks.remove(Mark::Addr { port, ip });
+        }
         for adj in self.marked_adjs.remove(&(port, ip)).unwrap_or_default() {
             self.sp.marks.remove(Mark::Adj(adj));
         }
@@ -265,6 +272,7 @@ impl State {
         c.arp_entries.store(self.neighbors.len() as u64, Relaxed);
         c.arp_pending
             .store(self.pending.addresses() as u64, Relaxed);
+        c.arp_incomplete.store(self.marked.len() as u64, Relaxed);
         c.slow.held.store(self.pending.held() as u64, Relaxed);
     }
 
@@ -400,6 +408,7 @@ impl SlowPath {
             neighbors: Neighbors::new(self.arp),
             sp: self,
             pending: Pending::default(),
+            marked: HashSet::new(),
             marked_adjs: HashMap::new(),
             errors,
             echo,
