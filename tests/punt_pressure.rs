@@ -222,6 +222,16 @@ fn a_slow_path_flood_is_throttled_in_the_worker_and_a_neighbour_still_resolves()
         .filter(|d| d.get("arp.opcode") == "1" && d.get("arp.dst.proto_ipv4") == "10.1.0.77")
         .count();
     assert!(asks >= 1, "{dec:?}");
+    // At most one request per address per retry interval (500 ms), whatever the flood.
+    let mut per_addr = std::collections::HashMap::<&str, usize>::new();
+    for d in dec.iter().filter(|d| d.get("arp.opcode") == "1") {
+        *per_addr.entry(d.get("arp.dst.proto_ipv4")).or_default() += 1;
+    }
+    let most = per_addr.values().copied().max().unwrap_or(0);
+    assert!(
+        most as f64 <= 1.0 + elapsed / 0.5,
+        "{most} requests for one address in {elapsed:.1} s"
+    );
     let to_host: Vec<_> = dec
         .iter()
         .filter(|d| d.get("udp.srcport") == "7777" && d.get("icmp.type").is_empty())
