@@ -30,6 +30,7 @@ neighbors:
   - {ip: 10.2.0.2, mac: "02:00:00:00:02:02"}
 ipv4:
   - {prefix: 100.0.0.0/8, via: 10.2.0.2}
+  - {prefix: 200.0.0.0/8, via: 10.1.0.88}
 "#;
 
 fn udp(dst: [u8; 4], ttl: u8, sport: u16) -> Vec<u8> {
@@ -263,5 +264,65 @@ fn a_slow_path_flood_is_throttled_in_the_worker_and_a_neighbour_still_resolves()
         dec.iter().filter(|d| d.get("arp.opcode") == "2").count(),
         0,
         "no request was for the router"
+    );
+}
+
+/// A route whose next hop never answers (10.1.0.88): once its ARP request is out, the
+/// workers drop the route's traffic as `neighbor_incomplete` (the adjacency is marked),
+/// and the next hop is asked for at most once per retry interval.
+#[test]
+fn traffic_through_an_unresolved_next_hop_is_not_punted_packet_by_packet() {
+    let dir = TempDir::new("punt-nexthop");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    let frames: Vec<Vec<u8>> = (0..4000u32)
+        .flat_map(|i| {
+            let (a, b) = ((i >> 8) as u8, i as u8);
+            [udp([100, 0, a, b], 64, 1000), udp([200, 0, a, b], 64, 2000)]
+        })
+        .collect();
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let started = Instant::now();
+    let r = LiveRouter::start(&config(&dir), 60.0);
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let m = loop {
+        let m = r.scrape();
+        if drops(&m, "neighbor_incomplete") > 100_000 {
+            break m;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not there yet:\n{m}\n{}",
+            r.output()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (status, out) = r.stop(Duration::from_secs(20));
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(status.success(), "{out}");
+    assert!(
+        out.contains("mbufs unaccounted for by the workers: 0"),
+        "{out}"
+    );
+    assert_eq!(
+        sum(&m, "mplsrouter_slow_path_queue_drops_total", ""),
+        0,
+        "{m}"
+    );
+    let punted = sum(&m, "mplsrouter_worker_slow_path_packets_total", "");
+    let throttled = drops(&m, "glean_throttled");
+    eprintln!(
+        "{elapsed:.1} s: {punted} punted, {throttled} glean_throttled, {} neighbor_incomplete",
+        drops(&m, "neighbor_incomplete")
+    );
+    let asks = tshark(
+        &dir.path("in-out.pcap"),
+        &["arp.opcode", "arp.dst.proto_ipv4"],
+    )
+    .iter()
+    .filter(|d| d.get("arp.opcode") == "1" && d.get("arp.dst.proto_ipv4") == "10.1.0.88")
+    .count();
+    assert!(
+        asks >= 1 && asks as f64 <= 1.0 + elapsed / 0.5,
+        "{asks} requests for the next hop in {elapsed:.1} s"
     );
 }
