@@ -5,7 +5,9 @@
 #
 #   scripts/bench.sh [options]
 #     --scenario NAME   mpls-swap mpls-php ler-push2 ipv4-small ipv4-full ecmp-4
-#                       (repeatable; default: all six)
+#                       (repeatable; default: all six), or the slow-path pressure
+#                       mixes, router only, each beside punt-noroute: punt-noroute
+#                       punt-glean punt-ttl1 punt-echo punt-arp, `punt` for all five
 #     --runs N          runs per tool, alternated A B C A B C... (default 3); median, min-max
 #     --quick           1 run, 1 s warm-up, 2 s measured (CI smoke); else 2 s + 5 s
 #     --warmup S --measure S   override the interval

@@ -104,6 +104,8 @@ fn bgpd_conf(asn: u32, rid: &str, peer: &str, peer_as: u32, network: Option<&str
 fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
     let routes = dir.join("routes.yaml");
     std::fs::write(&routes, "{}\n").unwrap();
+    // `punt:` lifts the TTL-expiry budget (issue 23): the flood test needs the TTL-1
+    // flood to reach, and fill, the slow path's data queue.
     let cfg = format!(
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
          ports:\n\
@@ -111,6 +113,7 @@ fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
          \x20 - {{name: b, vdev: \"net_af_packet_{prefix}b,iface=r-b\", addresses: [10.0.0.2/24], control_interface: mr-b}}\n\
          metrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n\
          fpm: {{listen: 127.0.0.1:{FPM_PORT}, resync_settle_ms: 3000}}\n\
+         punt: {{ttl_expired_pps: 10000000, ttl_expired_burst: 1000000}}\n\
          routes: {}\n",
         routes.display()
     );

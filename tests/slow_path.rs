@@ -135,8 +135,11 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
     frames.extend((0..2).map(|i| udp([192, 0, 2, 9], 1, 7100 + i)));
     frames.extend((0..50).map(echo_request));
     write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    // The workers' punt budgets would follow the ICMP limits; this test is about the
+    // slow path's own limiter, so they let everything through.
     let extra = "arp: {reachable_ms: 1000, max_entries: 1}\n\
-                 icmp_rate_limit: {per_second: 1, burst: 2, echo_per_second: 1, echo_burst: 5}\n";
+                 icmp_rate_limit: {per_second: 1, burst: 2, echo_per_second: 1, echo_burst: 5}\n\
+                 punt: {ttl_expired_pps: 1000, ttl_expired_burst: 100, echo_pps: 1000, echo_burst: 100}\n";
     let cfg = pcap_config(&dir, extra);
     let r = LiveRouter::start(&cfg, 30.0);
 
@@ -163,6 +166,11 @@ fn hostile_arp_ageing_rate_limits_and_accounting() {
         "one table for the learned neighbor, one for its removal; none for spoofs"
     );
     assert_eq!(sum(&m, "mplsrouter_arp_entries", ""), 0, "aged out");
+    assert_eq!(
+        sum(&m, "mplsrouter_arp_incomplete", ""),
+        0,
+        "the incomplete mark of the unanswered address went with its resolution"
+    );
     for (reason, n) in [
         ("arp_static_neighbor", 2),
         ("arp_invalid_sender_mac", 3),

@@ -26,6 +26,7 @@ pub(super) fn validate(
         }
     }
     validate_arp(d, cfg, root);
+    super::punt::validate(d, &cfg.punt, root);
     if cfg.mempool.cache > 512 {
         let m = root
             .get("mempool")

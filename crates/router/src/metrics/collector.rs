@@ -282,6 +282,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &[],
     ),
     (
+        "mplsrouter_arp_incomplete",
+        "Addresses being resolved whose packets the workers drop instead of punting.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
         "mplsrouter_arp_held_packets",
         "Packets held while their next hop is being resolved.",
         MetricType::GAUGE,
@@ -552,6 +558,10 @@ impl RouterCollector {
         );
         out.push(g("mplsrouter_arp_entries", c.arp_entries.load(Relaxed)));
         out.push(g("mplsrouter_arp_pending", c.arp_pending.load(Relaxed)));
+        out.push(g(
+            "mplsrouter_arp_incomplete",
+            c.arp_incomplete.load(Relaxed),
+        ));
         self.slow_path_families(out);
         out.push(
             self.fam("mplsrouter_slow_path_queue_drops_total")

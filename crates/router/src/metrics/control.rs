@@ -49,6 +49,8 @@ pub struct ControlStats {
     pub reload_duration: Histogram,
     pub arp_entries: AtomicU64,
     pub arp_pending: AtomicU64,
+    /// Addresses marked incomplete for the workers ([`crate::punt::marks`]).
+    pub arp_incomplete: AtomicU64,
     /// Where every mbuf of the slow path went.
     pub slow: SlowPathStats,
     pub icmp_sent: [AtomicU64; 3],
@@ -90,6 +92,7 @@ impl ControlStats {
             reload_duration,
             arp_entries: AtomicU64::new(0),
             arp_pending: AtomicU64::new(0),
+            arp_incomplete: AtomicU64::new(0),
             slow: SlowPathStats::default(),
             icmp_sent: [const { AtomicU64::new(0) }; 3],
             icmp_rate_limited: AtomicU64::new(0),

@@ -236,7 +236,12 @@ fn start_threads(
     stats: &Arc<ControlStats>,
     threads: &mut Threads,
 ) -> Result<Running, RouterError> {
-    let mut q = Queues::new();
+    let marks = Arc::new(crate::punt::NeighborMarks::default());
+    let budgets = crate::punt::Budgets::new(
+        &crate::punt::budget::rates(&spec.routing.startup.punt, &spec.routing.icmp),
+        dpdk::tsc_hz(),
+    );
+    let mut q = Queues::new(budgets, marks.clone());
     q.punted.data_delay = (spec.test_fault == Some(crate::spec::TestFault::SlowData))
         .then_some(crate::spec::SLOW_DATA_DELAY);
     let dev_ids = dpdk.dev_ids();
@@ -269,6 +274,7 @@ fn start_threads(
         events: q.events.0,
         stop: threads.slow_stop.clone(),
         cpif: cpif.clone(),
+        marks,
     };
     workers::spawn_slow_path(slow, q.punted, spec.test_fault, threads)?;
     Ok(Running {

@@ -21,7 +21,7 @@ use crate::cpif::down::Down;
 use crate::cpif::ControlIfaces;
 use crate::error::{RouterError, ThreadDeath};
 use crate::forward::PipelineForwarder;
-use crate::punt::{PuntQueues, CONTROL_QUEUE};
+use crate::punt::{Budgets, NeighborMarks, PuntQueues, CONTROL_QUEUE};
 use crate::slowpath::{PuntReceivers, SlowPath, SlowPathEvent};
 use crate::spec::{RuntimeSpec, TestFault, WorkerSpec};
 use crate::worker::{Injected, Punted, Worker};
@@ -58,13 +58,15 @@ pub(super) struct Queues {
 }
 
 impl Queues {
-    pub fn new() -> Queues {
+    pub fn new(budgets: Budgets, marks: Arc<NeighborMarks>) -> Queues {
         let (punt_tx, punt_rx) = crossbeam_channel::bounded::<Punted>(PUNT_QUEUE);
         let (control_tx, control_rx) = crossbeam_channel::bounded::<Punted>(CONTROL_QUEUE);
         Queues {
             punt: PuntQueues {
                 control: control_tx,
                 data: punt_tx,
+                budgets,
+                marks,
             },
             punted: PuntReceivers {
                 control: control_rx,
