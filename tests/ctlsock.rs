@@ -375,31 +375,56 @@ fn replay_config(dir: &TempDir) -> std::path::PathBuf {
     p
 }
 
-#[test]
-fn trace_and_capture_of_a_replayed_pcap() {
-    let dir = TempDir::new("ctltrace");
-    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
-    // Forwarded with a push, dropped (no route), swapped, punted (TTL 1).
-    let known: [Flow; 4] = [
-        (None, [192, 0, 2, 200], 1, 64),
-        (None, [100, 64, 0, 1], 2, 64),
-        (Some(1000), [198, 51, 100, 1], 3, 64),
-        (None, [198, 51, 100, 3], 4, 1),
-    ];
-    write_pcap(&dir.path("in.pcap"), &known.map(frame)).unwrap();
-    let cfg = replay_config(&dir);
-    let sock = dir.path("ctl.sock");
-    let router = LiveRouter::start(&cfg, 60.0);
-    wait_for(&sock);
-    let packets: Vec<TracedPacket> = json(&sock, &["trace", "--count", "40", "--port", "in"]);
-    assert_eq!(packets.len(), 40, "{}", router.output());
+/// Who has 10.0.0.1 (the router on `in`), tell 10.0.0.2.
+fn arp_request() -> Vec<u8> {
+    let mac = [2, 0, 0, 0, 0, 0xfe];
+    let mut f = vec![0xff; 6];
+    f.extend(mac);
+    f.extend([0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
+    f.extend(mac);
+    f.extend([10, 0, 0, 2, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1]);
+    f.resize(60, 0);
+    f
+}
+
+/// Forwarded with a push, dropped (no route), swapped, punted (TTL 1).
+const KNOWN: [Flow; 4] = [
+    (None, [192, 0, 2, 200], 1, 64),
+    (None, [100, 64, 0, 1], 2, 64),
+    (Some(1000), [198, 51, 100, 1], 3, 64),
+    (None, [198, 51, 100, 3], 4, 1),
+];
+
+/// `trace ARGS --json`, every packet's slow-path outcome checked to be one of `allowed`
+/// (a punted packet always says what the slow path did, or that it was not seen).
+fn trace(sock: &Path, args: &[&str]) -> Vec<TracedPacket> {
+    let mut a = vec!["trace"];
+    a.extend(args);
+    json(sock, &a)
+}
+
+fn check_unfiltered(sock: &Path) {
+    let packets = trace(sock, &["--count", "40", "--port", "in"]);
+    assert_eq!(packets.len(), 40);
     for p in &packets {
         let d = &p.decision;
-        let i = known
+        assert_eq!(d.in_port, "in");
+        assert_eq!(
+            p.slow_path.is_some(),
+            d.verdict == "slow_path",
+            "only punted packets say what the slow path did: {p:?}"
+        );
+        if d.frame_in == hex(&arp_request()) {
+            assert_eq!(
+                (d.verdict.as_str(), d.reason.as_deref()),
+                ("slow_path", Some("arp"))
+            );
+            continue;
+        }
+        let i = KNOWN
             .iter()
             .position(|f| d.frame_in == hex(&frame(*f)))
             .expect("a traced frame that was never sent");
-        assert_eq!(d.in_port, "in");
         match i {
             0 => {
                 assert_eq!(d.route.as_ref().unwrap().prefix, "192.0.2.128/25");
@@ -434,51 +459,186 @@ fn trace_and_capture_of_a_replayed_pcap() {
     kinds.sort_unstable();
     kinds.dedup();
     assert_eq!(kinds, ["drop", "forward", "slow_path"]);
-    // No packet is traced from a port that receives nothing.
-    let none: Vec<TracedPacket> = json(
-        &sock,
-        &["trace", "--count", "1", "--port", "out", "--timeout", "0.5"],
-    );
-    assert!(none.is_empty());
+}
 
-    // capture: the frames as received, decoded by tshark.
-    let pcap = dir.path("cap.pcap");
+/// Traces with filters: only the packets that pass, and what the slow path did with
+/// the punted ones (a replay floods the slow path, so a packet may also have been
+/// rate limited, dropped for a full inject queue, or lost to a full punt queue).
+fn check_filtered(sock: &Path) {
+    for p in trace(sock, &["--count", "5", "--filter", "label 1000 and udp"]) {
+        assert_eq!(p.decision.frame_in, hex(&frame(KNOWN[2])));
+    }
+    for p in trace(
+        sock,
+        &[
+            "--count",
+            "5",
+            "--filter",
+            "not mpls and dst 198.51.100.0/29",
+        ],
+    ) {
+        assert_eq!(p.decision.frame_in, hex(&frame(KNOWN[3])));
+        let s = p.slow_path.expect("a punted packet's slow-path outcome");
+        assert!(
+            matches!(
+                (s.action.as_str(), s.detail.as_deref()),
+                ("icmp_error_sent", Some("time_exceeded"))
+                    | ("rate_limited", Some("icmp_rate_limited"))
+                    | ("dropped", Some("inject_full"))
+                    | ("not_seen", None)
+            ),
+            "{s:?}"
+        );
+    }
+    // ARP is answered (control traffic goes first); retried, as a flood may lose some.
+    let mut answered = false;
+    for _ in 0..5 {
+        for p in trace(sock, &["--count", "10", "--filter", "arp"]) {
+            assert_eq!(p.decision.frame_in, hex(&arp_request()));
+            let s = p.slow_path.expect("a punted ARP's slow-path outcome");
+            assert!(
+                ["arp_answered", "arp_accepted", "dropped", "not_seen"]
+                    .contains(&s.action.as_str()),
+                "{s:?}"
+            );
+            answered |= s.action == "arp_answered";
+        }
+        if answered {
+            break;
+        }
+    }
+    assert!(answered, "no traced ARP request was answered");
     let out = cli(&[
-        "capture",
-        "--port",
-        "in",
-        "--out",
-        pcap.to_str().unwrap(),
-        "--count",
-        "8",
+        "trace",
+        "--filter",
+        "dst 10.0.0.0/33",
         "--socket",
         sock.to_str().unwrap(),
     ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("filter: `10.0.0.0/33` is not an IPv4"),
+        "{err}"
     );
+}
+
+fn capture(sock: &Path, pcap: &Path, args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["capture", "--out", pcap.to_str().unwrap()];
+    a.extend(args);
+    json(sock, &a)
+}
+
+/// Captures: received frames as received, transmitted ones as rewritten, a snap length,
+/// a pps limit with what it skipped counted; tshark decodes each pcap.
+fn check_capture(dir: &TempDir, sock: &Path) {
+    let pcap = dir.path("cap.pcap");
+    let s = capture(sock, &pcap, &["--port", "in", "--count", "8"]);
+    assert_eq!(s["frames"], 8);
     let got = read_pcap(&pcap).unwrap();
     assert_eq!(got.len(), 8);
     for f in &got {
         assert!(
-            known.iter().any(|k| frame(*k) == *f),
+            KNOWN.iter().any(|k| frame(*k) == *f) || *f == arp_request(),
             "captured a frame never sent"
         );
     }
-    let d = common::tshark(&pcap, &["ip.dst", "mpls.label"]);
+    let d = common::tshark(&pcap, &["ip.dst", "mpls.label", "arp.dst.proto_ipv4"]);
     assert_eq!(d.len(), 8);
     for x in &d {
         assert!(
-            ["192.0.2.200", "100.64.0.1", "198.51.100.1", "198.51.100.3"]
-                .contains(&x.get("ip.dst")),
+            [
+                "192.0.2.200",
+                "100.64.0.1",
+                "198.51.100.1",
+                "198.51.100.3",
+                ""
+            ]
+            .contains(&x.get("ip.dst")),
             "{x:?}"
         );
-        if x.get("ip.dst") == "198.51.100.1" {
-            assert_eq!(x.get("mpls.label"), "1000");
+        match x.get("ip.dst") {
+            "198.51.100.1" => assert_eq!(x.get("mpls.label"), "1000"),
+            "" => assert_eq!(x.get("arp.dst.proto_ipv4"), "10.0.0.1"),
+            _ => {}
         }
     }
+
+    // Transmitted on `out`: the forwarded frames as rewritten, cut at 40 bytes.
+    let s = capture(
+        sock,
+        &pcap,
+        &[
+            "--port",
+            "out",
+            "--direction",
+            "tx",
+            "--snaplen",
+            "40",
+            "--count",
+            "6",
+        ],
+    );
+    assert_eq!(
+        (s["frames"].as_u64(), s["snaplen"].as_u64()),
+        (Some(6), Some(40))
+    );
+    let d = common::tshark(&pcap, &["frame.cap_len", "frame.len", "mpls.label"]);
+    assert_eq!(d.len(), 6);
+    for x in &d {
+        assert_eq!(x.get("frame.cap_len"), "40", "{x:?}");
+        assert!(x.get("frame.len").parse::<u32>().unwrap() > 40, "{x:?}");
+        assert!(["77,78", "2000"].contains(&x.get("mpls.label")), "{x:?}");
+    }
+
+    // Both ways on `in`, at most 50 frames a second: the rest are counted as skipped.
+    let s = capture(
+        sock,
+        &pcap,
+        &[
+            "--port",
+            "in",
+            "--direction",
+            "both",
+            "--pps",
+            "50",
+            "--count",
+            "1000",
+            "--timeout",
+            "1",
+        ],
+    );
+    let n = s["frames"].as_u64().unwrap();
+    assert!((1..=50 + 32 + 10).contains(&n), "{s}");
+    assert!(s["skipped_rate"].as_u64().unwrap() > 0, "{s}");
+    assert_eq!(common::tshark(&pcap, &["eth.type"]).len() as u64, n);
+}
+
+#[test]
+fn trace_and_capture_of_a_replayed_pcap() {
+    let dir = TempDir::new("ctltrace");
+    // A route back to the sender, for the slow path's ICMP.
+    let routes = ROUTES.replace(
+        "ipv4:\n",
+        "ipv4:\n  - {prefix: 192.0.2.0/25, via: 10.0.1.2}\n",
+    );
+    std::fs::write(dir.path("routes.yaml"), routes).unwrap();
+    let mut frames: Vec<Vec<u8>> = KNOWN.map(frame).to_vec();
+    frames.push(arp_request());
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let cfg = replay_config(&dir);
+    let sock = dir.path("ctl.sock");
+    let router = LiveRouter::start(&cfg, 90.0);
+    wait_for(&sock);
+    check_unfiltered(&sock);
+    check_filtered(&sock);
+    // No packet is traced from a port that receives nothing.
+    let none = trace(
+        &sock,
+        &["--count", "1", "--port", "out", "--timeout", "0.5"],
+    );
+    assert!(none.is_empty());
+    check_capture(&dir, &sock);
     let (status, output) = router.stop(Duration::from_secs(20));
     assert!(status.success(), "{output}");
 }

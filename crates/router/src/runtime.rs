@@ -290,6 +290,7 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         events: event_tx,
         stop: threads.slow_stop.clone(),
         cpif: cpif.clone(),
+        trace: Some(trace.slow.tap()),
     };
     let punts = PuntReceivers {
         control: control_rx,

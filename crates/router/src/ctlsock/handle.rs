@@ -20,6 +20,14 @@ pub trait Live {
     fn ports(&self) -> Vec<PortView>;
     fn workers(&self) -> Vec<WorkerView>;
     fn table(&self) -> TableView;
+    /// The FPM session (`routes_by_source` is filled from the table by the handler).
+    fn fpm(&self) -> FpmView {
+        FpmView::disabled()
+    }
+    /// The control interfaces (none: the router runs without them).
+    fn interfaces(&self) -> Vec<InterfaceView> {
+        Vec::new()
+    }
 }
 
 /// Everything a request needs besides the snapshot and the live counters.
@@ -108,6 +116,14 @@ impl Handler {
                 workers: live.workers(),
             },
             Request::ShowTable {} => Reply::Table(live.table()),
+            Request::ShowFpm {} => {
+                let mut v = live.fpm();
+                v.routes_by_source = self.names().routes_by_source(fib);
+                Reply::Fpm(Box::new(v))
+            }
+            Request::ShowInterfaces {} => Reply::Interfaces {
+                interfaces: live.interfaces(),
+            },
             Request::Trace { .. } | Request::Capture { .. } => {
                 return Err("trace needs the running router's workers".into());
             }

@@ -9,6 +9,7 @@
 //! client sends, or let a second router take over a socket a live router answers on.
 
 mod book;
+mod collect;
 mod handle;
 mod live;
 mod lookup;

@@ -109,6 +109,18 @@ impl Names<'_> {
         }
     }
 
+    /// IPv4 routes in the table by source (every source, zeros included).
+    pub fn routes_by_source(&self, fib: &Fib) -> Vec<(Source, u64)> {
+        let mut n = [(Source::Yaml, 0), (Source::Fpm, 0), (Source::Arp, 0)];
+        for (a, l, r) in fib.ipv4_routes_under(0, 0) {
+            let s = self.route_source(fib, a, l, r);
+            if let Some(x) = n.iter_mut().find(|x| x.0 == s) {
+                x.1 += 1;
+            }
+        }
+        n.to_vec()
+    }
+
     /// Every neighbour: the static ones, and those the table's adjacencies point at
     /// (resolved by ARP or still incomplete), by port then address.
     pub fn neighbors(

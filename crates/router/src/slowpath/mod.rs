@@ -77,6 +77,8 @@ pub struct SlowPath {
     pub stop: Arc<AtomicBool>,
     /// The ports' control interfaces (up: what the router does not answer itself).
     pub cpif: Option<Arc<ControlIfaces>>,
+    /// `mplsrouter trace`: what happened to traced packets ([`crate::trace::slow`]).
+    pub trace: Option<crate::trace::slow::SlowTap>,
 }
 
 /// The slow path's two queues ([`crate::punt`]): control traffic is taken first.
@@ -289,6 +291,15 @@ impl State {
     }
 
     fn handle(&mut self, fib: &Fib, p: Punted) {
+        let t = self.sp.trace.as_ref();
+        let traced = t.and_then(|t| t.begin(p.in_port, p.mbuf.data(), &self.sp.stats));
+        self.handle_punted(fib, p);
+        if let Some(t) = &self.sp.trace {
+            t.end(traced, &self.sp.stats);
+        }
+    }
+
+    fn handle_punted(&mut self, fib: &Fib, p: Punted) {
         self.stats().packets.fetch_add(1, Relaxed);
         let Punted {
             mbuf,
