@@ -387,12 +387,14 @@ fn arp_request() -> Vec<u8> {
     f
 }
 
-/// Forwarded with a push, dropped (no route), swapped, punted (TTL 1).
-const KNOWN: [Flow; 4] = [
+/// Forwarded with a push, dropped (no route), swapped, punted (TTL 1), punted (its
+/// next hop 10.0.1.9 never answers ARP).
+const KNOWN: [Flow; 5] = [
     (None, [192, 0, 2, 200], 1, 64),
     (None, [100, 64, 0, 1], 2, 64),
     (Some(1000), [198, 51, 100, 1], 3, 64),
     (None, [198, 51, 100, 3], 4, 1),
+    (None, [192, 0, 2, 70], 5, 64),
 ];
 
 /// `trace ARGS --json`, every packet's slow-path outcome checked to be one of `allowed`
@@ -446,9 +448,13 @@ fn check_unfiltered(sock: &Path) {
                 assert_eq!((d.out_labels[0].label, d.out_labels[0].ttl), (2000, 63));
                 assert_eq!(p.headers[1], "mpls label 1000 tc 0 ttl 64 bos");
             }
-            _ => assert_eq!(
+            3 => assert_eq!(
                 (d.verdict.as_str(), d.reason.as_deref()),
                 ("slow_path", Some("ttl_expired"))
+            ),
+            _ => assert_eq!(
+                (d.verdict.as_str(), d.reason.as_deref()),
+                ("slow_path", Some("arp_needed"))
             ),
         }
     }
@@ -485,6 +491,22 @@ fn check_filtered(sock: &Path) {
                 ("icmp_error_sent", Some("time_exceeded"))
                     | ("rate_limited", Some("icmp_rate_limited"))
                     | ("dropped", Some("inject_full"))
+                    | ("not_seen", None)
+            ),
+            "{s:?}"
+        );
+    }
+    for p in trace(
+        sock,
+        &["--count", "5", "--filter", "dst 192.0.2.70 and sport 5"],
+    ) {
+        assert_eq!(p.decision.frame_in, hex(&frame(KNOWN[4])));
+        let s = p.slow_path.expect("a punted packet's slow-path outcome");
+        assert!(
+            matches!(
+                (s.action.as_str(), s.detail.as_deref()),
+                ("queued_for_resolution", _)
+                    | ("dropped", Some("arp_hold_full"))
                     | ("not_seen", None)
             ),
             "{s:?}"
@@ -549,6 +571,7 @@ fn check_capture(dir: &TempDir, sock: &Path) {
         assert!(
             [
                 "192.0.2.200",
+                "192.0.2.70",
                 "100.64.0.1",
                 "198.51.100.1",
                 "198.51.100.3",
@@ -614,13 +637,66 @@ fn check_capture(dir: &TempDir, sock: &Path) {
     assert_eq!(common::tshark(&pcap, &["eth.type"]).len() as u64, n);
 }
 
+/// The slow path's neighbours: 10.0.0.2 learned from its (replayed) request, 10.0.1.9
+/// being resolved for the packets routed to it, the routes file's two.
+fn check_neighbors(sock: &Path) {
+    let Reply::Neighbors { neighbors } = json(sock, &["show", "neighbors"]) else {
+        panic!()
+    };
+    let n: Vec<(&str, Option<&str>, &str, &str)> = neighbors
+        .iter()
+        .map(|n| {
+            (
+                n.ip.as_str(),
+                n.mac.as_deref(),
+                n.port.as_str(),
+                n.state.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        n,
+        [
+            ("10.0.0.2", Some("02:00:00:00:00:fe"), "in", "resolved"),
+            ("10.0.1.2", Some("02:00:00:00:01:02"), "out", "static"),
+            ("10.0.1.3", Some("02:00:00:00:01:03"), "out", "static"),
+            ("10.0.1.9", None, "out", "incomplete"),
+        ]
+    );
+    let age = |i: usize| neighbors[i].age_s;
+    // Refreshed by every replayed request; asked for again at least every 3 s.
+    assert!(
+        age(0).is_some_and(|a| (0.0..10.0).contains(&a)),
+        "{:?}",
+        neighbors[0]
+    );
+    assert_eq!(
+        (age(1), age(2)),
+        (None, None),
+        "static neighbours have no age"
+    );
+    assert!(
+        age(3).is_some_and(|a| (0.0..10.0).contains(&a)),
+        "{:?}",
+        neighbors[3]
+    );
+    let text =
+        String::from_utf8(cli(&["show", "neighbors", "--socket", sock.to_str().unwrap()]).stdout)
+            .unwrap();
+    assert!(
+        text.contains("incomplete") && text.contains("resolved"),
+        "{text}"
+    );
+}
+
 #[test]
 fn trace_and_capture_of_a_replayed_pcap() {
     let dir = TempDir::new("ctltrace");
-    // A route back to the sender, for the slow path's ICMP.
+    // A route back to the sender, for the slow path's ICMP; one via a silent next hop.
     let routes = ROUTES.replace(
         "ipv4:\n",
-        "ipv4:\n  - {prefix: 192.0.2.0/25, via: 10.0.1.2}\n",
+        "ipv4:\n  - {prefix: 192.0.2.0/25, via: 10.0.1.2}\n  \
+         - {prefix: 192.0.2.64/26, via: 10.0.1.9}\n",
     );
     std::fs::write(dir.path("routes.yaml"), routes).unwrap();
     let mut frames: Vec<Vec<u8>> = KNOWN.map(frame).to_vec();
@@ -639,6 +715,7 @@ fn trace_and_capture_of_a_replayed_pcap() {
     );
     assert!(none.is_empty());
     check_capture(&dir, &sock);
+    check_neighbors(&sock);
     let (status, output) = router.stop(Duration::from_secs(20));
     assert!(status.success(), "{output}");
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use config::startup::PortIface;
 
+use super::board::{NeighborBoard, NeighborEntry};
 use super::handle::Live;
 use super::proto::{PortView, TableView, WorkerView};
 use super::table::mac_str;
@@ -26,6 +27,8 @@ pub struct LiveRouter {
     /// Per worker: its counters and the `port/queue` names it polls.
     pub workers: Vec<(Arc<WorkerCounters>, Vec<String>)>,
     pub control: Arc<ControlStats>,
+    /// The slow path's neighbours.
+    pub board: Option<Arc<NeighborBoard>>,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -98,6 +101,10 @@ impl Live for LiveRouter {
                 }
             })
             .collect()
+    }
+
+    fn neighbors(&self) -> Option<Arc<Vec<NeighborEntry>>> {
+        self.board.as_ref().map(|b| b.read())
     }
 
     fn table(&self) -> TableView {

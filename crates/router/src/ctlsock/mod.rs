@@ -8,6 +8,7 @@
 //! [`server`] only moves lines. It must never block the control loop, grow with what a
 //! client sends, or let a second router take over a socket a live router answers on.
 
+mod board;
 mod book;
 mod collect;
 mod handle;
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 
+pub use board::{NeighborBoard, NeighborEntry, NeighborState, PUBLISH_EVERY};
 pub use book::SourceBook;
 pub use handle::{Handler, Live};
 pub use live::LiveRouter;
@@ -208,6 +210,7 @@ pub(crate) fn serve_for(
         ports: p.ports,
         dev_ids: p.dev_ids,
         control: p.control,
+        board: Some(p.trace.slow.board.clone()),
     };
     let s = bound.serve(handler, live, rcu, Some(p.trace))?;
     println!("control socket: {}", s.path().display());

@@ -15,6 +15,7 @@ mod arp;
 mod icmp;
 mod neighbors;
 mod pending;
+mod show;
 mod statics;
 mod up;
 
@@ -360,6 +361,7 @@ impl State {
         }
         self.neighbors.flush(&self.sp.events);
         self.gauges();
+        self.publish_neighbors();
     }
 
     /// Frees what is left at shutdown, counted.

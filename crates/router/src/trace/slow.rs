@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::filter::{Filter, FilterCell};
 use super::{QUEUE, SNAP};
+use crate::ctlsock::NeighborBoard;
 use crate::metrics::{ControlStats, IcmpKind, SlowDrop};
 
 /// What happened to one punted packet (`action`, and the drop reason or detail).
@@ -56,12 +57,17 @@ pub struct SlowControl {
     shared: Arc<Shared>,
     tx: Sender<SlowRecord>,
     pub records: Receiver<SlowRecord>,
+    /// Where the slow path publishes its neighbours for `show neighbors`.
+    pub board: Arc<NeighborBoard>,
 }
 
-/// The slow path's end.
+/// The slow path's end (also the way it publishes its neighbours).
 pub struct SlowTap {
     shared: Arc<Shared>,
     tx: Sender<SlowRecord>,
+    board: Arc<NeighborBoard>,
+    /// When the neighbours were last published (slow path ns).
+    last_board: Option<u64>,
 }
 
 impl Default for SlowControl {
@@ -77,6 +83,7 @@ impl SlowControl {
             shared: Arc::default(),
             tx,
             records,
+            board: Arc::default(),
         }
     }
 
@@ -85,6 +92,8 @@ impl SlowControl {
         SlowTap {
             shared: self.shared.clone(),
             tx: self.tx.clone(),
+            board: self.board.clone(),
+            last_board: None,
         }
     }
 
@@ -187,6 +196,22 @@ pub struct Begun {
 }
 
 impl SlowTap {
+    /// Whether the neighbours are due to be published at `now` (ns); if so, counts
+    /// them as published now.
+    pub fn board_due(&mut self, now: u64, every: u64) -> bool {
+        let due = self
+            .last_board
+            .is_none_or(|t| now.saturating_sub(t) >= every);
+        if due {
+            self.last_board = Some(now);
+        }
+        due
+    }
+
+    pub fn board(&self) -> &NeighborBoard {
+        &self.board
+    }
+
     /// Called before the slow path handles a packet received on `in_port`: `Some` when
     /// a trace is armed and the packet passes its port and filter.
     #[inline]
