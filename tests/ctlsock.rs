@@ -357,16 +357,22 @@ fn show_and_lookup_against_a_live_router() {
 }
 
 /// `in` replays in.pcap forever; `out` is a net_null sink.
+/// With a control interface on `out` when root (TAPs need it), and an FPM listener.
 fn replay_config(dir: &TempDir) -> std::path::PathBuf {
     let pid = std::process::id();
+    let tap = match common::is_root() {
+        true => format!(", control_interface: {}", tap_name()),
+        false => String::new(),
+    };
     let cfg = format!(
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: mplsr-trace-{pid}}}\n\
          ports:\n\
          \x20 - {{name: in, vdev: \"net_pcap_tr{pid},rx_pcap={d}/in.pcap,infinite_rx=1\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
-         \x20 - {{name: out, vdev: \"net_null_tr{pid},no-rx=1\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
+         \x20 - {{name: out, vdev: \"net_null_tr{pid},no-rx=1\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]{tap}}}\n\
          routes: routes.yaml\n\
          metrics_listen: 127.0.0.1:0\n\
          control_socket: ctl.sock\n\
+         fpm: {{listen: 127.0.0.1:0}}\n\
          idle: {{backoff: {{}}}}\n",
         d = dir.0.display()
     );
@@ -689,6 +695,76 @@ fn check_neighbors(sock: &Path) {
     );
 }
 
+fn tap_name() -> String {
+    format!("mrc{}", std::process::id())
+}
+
+/// `show fpm`: listening, idle, then a connection's peer; routes by source.
+fn check_fpm(sock: &Path) {
+    let Reply::Fpm(f) = json(sock, &["show", "fpm"]) else {
+        panic!()
+    };
+    assert!(f.enabled);
+    assert_eq!(
+        (f.state.as_str(), f.peer.as_deref(), f.connects),
+        ("idle", None, 0)
+    );
+    assert_eq!(
+        (f.ipv4_routes, f.labels, f.resyncs, f.last_resync_ms),
+        (0, 0, 0, 0)
+    );
+    // 4 connected/local, 5 configured, 2 static neighbours' and one learned host route.
+    assert_eq!(
+        f.routes_by_source,
+        [(Source::Yaml, 11), (Source::Fpm, 0), (Source::Arp, 1)]
+    );
+    let listen = f.listen.expect("the listening address");
+    assert!(listen.starts_with("127.0.0.1:"), "{listen}");
+    let zebra = std::net::TcpStream::connect(&listen).unwrap();
+    let me = zebra.local_addr().unwrap().to_string();
+    let t = Instant::now();
+    loop {
+        let Reply::Fpm(f) = json(sock, &["show", "fpm"]) else {
+            panic!()
+        };
+        if f.connects == 1 && f.peer.as_deref() == Some(me.as_str()) {
+            assert_ne!(f.state, "idle");
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{f:?}, peer should be {me}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `show interfaces`: the TAP twin of `out`, as the kernel has it.
+fn check_interfaces(sock: &Path) {
+    let Reply::Interfaces { interfaces } = json(sock, &["show", "interfaces"]) else {
+        panic!()
+    };
+    if !common::is_root() {
+        assert!(interfaces.is_empty());
+        return;
+    }
+    assert_eq!(interfaces.len(), 1, "{interfaces:?}");
+    let i = &interfaces[0];
+    let ifindex: u32 = std::fs::read_to_string(format!("/sys/class/net/{}/ifindex", tap_name()))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        (i.name.clone(), i.ifindex, i.port.as_str(), i.up),
+        (tap_name(), ifindex, "out", true)
+    );
+    assert_eq!(
+        (i.mac.as_str(), i.mtu, i.addresses.clone()),
+        ("02:00:00:00:01:01", 1500, vec!["10.0.1.1/24".to_string()])
+    );
+}
+
 #[test]
 fn trace_and_capture_of_a_replayed_pcap() {
     let dir = TempDir::new("ctltrace");
@@ -716,6 +792,8 @@ fn trace_and_capture_of_a_replayed_pcap() {
     assert!(none.is_empty());
     check_capture(&dir, &sock);
     check_neighbors(&sock);
+    check_interfaces(&sock);
+    check_fpm(&sock);
     let (status, output) = router.stop(Duration::from_secs(20));
     assert!(status.success(), "{output}");
 }

@@ -311,6 +311,8 @@ pub fn run(spec: &RuntimeSpec, routing: Routing) -> Result<RunSummary, RouterErr
         book: control.source_book(),
         statics: control.static_neighbors(),
         trace,
+        fpm: fpm_listener.as_ref().map(|l| (fpm_stats.clone(), l.addr())),
+        cpif: cpif.clone(),
     };
     let _ctl = ctl_bound
         .map(|b| crate::ctlsock::serve_for(b, ctl_parts, &rcu))

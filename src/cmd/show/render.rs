@@ -306,11 +306,23 @@ pub fn interfaces(i: &[InterfaceView]) -> String {
                 x.mac.clone(),
                 x.mtu.to_string(),
                 x.addresses.join(","),
+                x.to_kernel_packets.to_string(),
+                x.from_kernel_packets.to_string(),
             ]
         })
         .collect();
     columns(
-        &["NAME", "IFINDEX", "PORT", "LINK", "MAC", "MTU", "ADDRESSES"],
+        &[
+            "NAME",
+            "IFINDEX",
+            "PORT",
+            "LINK",
+            "MAC",
+            "MTU",
+            "ADDRESSES",
+            "UP_PKTS",
+            "DOWN_PKTS",
+        ],
         &rows,
     )
 }

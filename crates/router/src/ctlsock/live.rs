@@ -10,6 +10,7 @@ use config::startup::PortIface;
 
 use super::board::{NeighborBoard, NeighborEntry};
 use super::handle::Live;
+use super::live_cp::{self, FpmLive};
 use super::proto::{PortView, TableView, WorkerView};
 use super::table::mac_str;
 use crate::counters::{WorkerCounters, BURST_BUCKETS};
@@ -29,6 +30,9 @@ pub struct LiveRouter {
     pub control: Arc<ControlStats>,
     /// The slow path's neighbours.
     pub board: Option<Arc<NeighborBoard>>,
+    pub fpm: Option<FpmLive>,
+    pub cpif: Option<Arc<crate::cpif::ControlIfaces>>,
+    pub port_names: Vec<String>,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -105,6 +109,19 @@ impl Live for LiveRouter {
 
     fn neighbors(&self) -> Option<Arc<Vec<NeighborEntry>>> {
         self.board.as_ref().map(|b| b.read())
+    }
+
+    fn fpm(&self) -> super::proto::FpmView {
+        self.fpm
+            .as_ref()
+            .map_or_else(super::proto::FpmView::disabled, live_cp::fpm_view)
+    }
+
+    fn interfaces(&self) -> Vec<super::proto::InterfaceView> {
+        self.cpif
+            .as_ref()
+            .map(|c| live_cp::interfaces_view(c, &self.port_names))
+            .unwrap_or_default()
     }
 
     fn table(&self) -> TableView {

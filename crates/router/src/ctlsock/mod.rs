@@ -13,6 +13,7 @@ mod book;
 mod collect;
 mod handle;
 mod live;
+mod live_cp;
 mod lookup;
 pub mod proto;
 mod server;
@@ -155,6 +156,9 @@ pub(crate) struct Parts<'a> {
     pub book: Arc<SourceBook>,
     pub statics: Arc<crate::slowpath::StaticNeighbors>,
     pub trace: crate::trace::TraceControl,
+    /// The FPM listener's counters and address, if it listens.
+    pub fpm: Option<(Arc<crate::fpm::FpmStats>, std::net::SocketAddr)>,
+    pub cpif: Option<Arc<crate::cpif::ControlIfaces>>,
 }
 
 /// Binds the startup config's control socket. A configured `control_socket:` that
@@ -211,6 +215,11 @@ pub(crate) fn serve_for(
         dev_ids: p.dev_ids,
         control: p.control,
         board: Some(p.trace.slow.board.clone()),
+        fpm: p
+            .fpm
+            .map(|(stats, listen)| live_cp::FpmLive { stats, listen }),
+        cpif: p.cpif,
+        port_names: names.clone(),
     };
     let s = bound.serve(handler, live, rcu, Some(p.trace))?;
     println!("control socket: {}", s.path().display());

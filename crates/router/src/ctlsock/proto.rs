@@ -269,6 +269,10 @@ pub struct InterfaceView {
     pub mac: String,
     pub mtu: u16,
     pub addresses: Vec<String>,
+    /// The kernel's counters of the interface: frames the router wrote up to it
+    /// (its rx), and frames it sent down to the router (its tx).
+    pub to_kernel_packets: u64,
+    pub from_kernel_packets: u64,
 }
 
 /// One captured frame: its length on the wire (without FCS) and its first bytes.
