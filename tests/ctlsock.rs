@@ -729,6 +729,10 @@ fn check_fpm(sock: &Path) {
         };
         if f.connects == 1 && f.peer.as_deref() == Some(me.as_str()) {
             assert_ne!(f.state, "idle");
+            let out = cli(&["show", "fpm", "--socket", sock.to_str().unwrap()]);
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(text.contains(&format!("peer {me}")), "{text}");
+            assert!(text.contains("yaml 11, fpm 0, arp 1"), "{text}");
             break;
         }
         assert!(
@@ -763,6 +767,10 @@ fn check_interfaces(sock: &Path) {
         (i.mac.as_str(), i.mtu, i.addresses.clone()),
         ("02:00:00:00:01:01", 1500, vec!["10.0.1.1/24".to_string()])
     );
+    let out = cli(&["show", "interfaces", "--socket", sock.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = format!("{}  {ifindex}", tap_name());
+    assert!(text.contains(&row) && text.contains(" up "), "{text}");
 }
 
 #[test]

@@ -72,21 +72,23 @@ pub fn trace(
     while ctl.records.try_recv().is_ok() {}
     while ctl.slow.records.try_recv().is_ok() {}
     let deadline = Instant::now() + timeout;
-    ctl.arm(port, filter);
+    let (session, slow_session) = ctl.arm(port, filter);
     let mut got = Vec::with_capacity(count);
     let mut pairs = Pairer::default();
     while got.len() < count {
         let left = deadline.saturating_duration_since(Instant::now());
         crossbeam_channel::select! {
             recv(ctl.records) -> r => match r {
-                Ok(r) => {
+                Ok(r) if r.session == session => {
                     got.push(r);
                     pairs.worker(&got, got.len() - 1);
                 }
+                Ok(_) => {} // a burst of the previous trace, finished late
                 Err(_) => break,
             },
-            recv(ctl.slow.records) -> r => if let Ok(r) = r {
-                pairs.slow(&got, r);
+            recv(ctl.slow.records) -> r => match r {
+                Ok(r) if r.session == slow_session => pairs.slow(&got, r),
+                _ => {}
             },
             default(left) => break,
         }
@@ -95,7 +97,8 @@ pub fn trace(
     let grace = Instant::now() + SLOW_GRACE;
     while pairs.waiting() > 0 {
         match ctl.slow.records.recv_deadline(grace) {
-            Ok(r) => pairs.slow(&got, r),
+            Ok(r) if r.session == slow_session => pairs.slow(&got, r),
+            Ok(_) => {}
             Err(_) => break,
         }
     }
@@ -128,11 +131,12 @@ pub fn capture(
         .map_or(0, |d| d.as_micros() as u64);
     let tsc0 = dpdk::rdtsc();
     let deadline = Instant::now() + timeout;
-    ctl.arm_capture(plan, filter);
+    let session = ctl.arm_capture(plan, filter);
     let mut frames = Vec::with_capacity(count);
     while frames.len() < count {
         match ctl.frames.recv_deadline(deadline) {
-            Ok(f) => frames.push(f),
+            Ok(f) if f.session == session => frames.push(f),
+            Ok(_) => {}
             Err(_) => break,
         }
     }
@@ -155,6 +159,7 @@ mod tests {
         let mut frame_in = [0u8; crate::trace::SNAP];
         frame_in[0] = byte;
         TraceRecord {
+            session: 1,
             lcore: 1,
             in_port: port,
             in_len: 60,
@@ -169,6 +174,7 @@ mod tests {
         let mut frame = [0u8; crate::trace::SNAP];
         frame[0] = byte;
         SlowRecord {
+            session: 1,
             in_port: port,
             len: 60,
             frame,

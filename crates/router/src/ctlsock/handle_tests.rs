@@ -516,3 +516,30 @@ fn malformed_requests_get_an_error_never_a_panic() {
         Some(Reply::Table(TableView { generation: 7, .. }))
     ));
 }
+
+#[test]
+fn fpm_and_interfaces_of_a_router_without_them() {
+    let (h, fib) = setup();
+    let r = ask(&h, &fib, r#"{"cmd":"show_fpm"}"#);
+    let Some(Reply::Fpm(f)) = r.result else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        (f.enabled, f.state.as_str(), f.peer),
+        (false, "disabled", None)
+    );
+    assert_eq!(
+        f.routes_by_source,
+        [(Source::Yaml, 10), (Source::Fpm, 0), (Source::Arp, 0)],
+        "every route of the table, by source"
+    );
+    let r = ask(&h, &fib, r#"{"cmd":"show_interfaces"}"#);
+    assert_eq!(
+        r.result,
+        Some(Reply::Interfaces {
+            interfaces: Vec::new()
+        })
+    );
+    let r = ask(&h, &fib, r#"{"cmd":"show_fpm","x":1}"#);
+    assert!(r.error.unwrap().contains("unknown field"));
+}

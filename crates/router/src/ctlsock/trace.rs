@@ -1,5 +1,7 @@
-//! `trace` and `capture` requests: their bounds, traced packets explained, captured frames (pure: records in, the
-//! decisions named as `lookup` names them, with the received headers spelled out).
+//! `trace` and `capture` requests: their bounds and filter, traced packets explained
+//! (with what the slow path did with punted ones), captured frames stamped (pure:
+//! records in, the decisions named as `lookup` names them, with the received headers
+//! spelled out).
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -192,4 +194,75 @@ pub fn frames(c: &Captured, snaplen: u32, tsc_hz: u64) -> Reply {
         skipped_rate: c.skipped.0,
         skipped_queue_full: c.skipped.1,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_bounds_and_directions() {
+        let p = |d, s, r| capture_plan(3, d, s, r);
+        let c = p(None, None, None).unwrap();
+        assert_eq!(
+            (c.port, c.rx, c.tx, c.snaplen, c.pps),
+            (3, true, false, MAX_SNAP as u32, DEFAULT_CAPTURE_PPS)
+        );
+        let c = p(Some(Direction::Tx), Some(64), Some(10)).unwrap();
+        assert_eq!((c.rx, c.tx, c.snaplen, c.pps), (false, true, 64, 10));
+        let c = p(Some(Direction::Both), None, Some(MAX_CAPTURE_PPS)).unwrap();
+        assert_eq!((c.rx, c.tx), (true, true));
+        for (s, r, says) in [
+            (Some(0), None, "snaplen must be"),
+            (Some(MAX_SNAP as u32 + 1), None, "snaplen must be"),
+            (None, Some(0), "pps must be"),
+            (None, Some(MAX_CAPTURE_PPS + 1), "pps must be"),
+        ] {
+            let e = p(None, s, r).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        assert!(filter(None).unwrap().is_empty());
+        let e = filter(Some("label")).unwrap_err();
+        assert!(e.starts_with("filter: "), "{e}");
+    }
+
+    #[test]
+    fn frames_are_stamped_from_the_tsc_and_say_their_direction() {
+        let rec = |tx, tsc, caplen| crate::trace::CaptureRecord {
+            session: 1,
+            lcore: 2,
+            tx,
+            tsc,
+            len: 100,
+            caplen,
+            data: [0xab; MAX_SNAP],
+        };
+        let c = Captured {
+            frames: vec![rec(false, 1_000, 2), rec(true, 3_000, 1), rec(false, 0, 0)],
+            tsc0: 1_000,
+            unix_us0: 5_000_000,
+            skipped: (7, 1),
+        };
+        // 1,000 cycles per microsecond.
+        let Reply::Capture(r) = frames(&c, 64, 1_000_000_000) else {
+            panic!()
+        };
+        let f: Vec<(&str, u64, u32, &str)> = r
+            .frames
+            .iter()
+            .map(|f| (f.direction.as_str(), f.time_us, f.len, f.data.as_str()))
+            .collect();
+        assert_eq!(
+            f,
+            [
+                ("rx", 5_000_000, 100, "abab"),
+                ("tx", 5_000_002, 100, "ab"),
+                ("rx", 4_999_999, 100, "")
+            ]
+        );
+        assert_eq!(
+            (r.snaplen, r.skipped_rate, r.skipped_queue_full),
+            (64, 7, 1)
+        );
+    }
 }

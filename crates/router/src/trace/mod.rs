@@ -43,6 +43,8 @@ const MODE_TX: u32 = 2;
 /// One traced packet.
 #[derive(Clone, Copy, Debug)]
 pub struct TraceRecord {
+    /// The arming it belongs to (a worker may finish a burst of the previous one).
+    pub session: u32,
     pub lcore: u32,
     pub in_port: u16,
     /// Frame lengths (the copies hold at most [`SNAP`] bytes).
@@ -65,6 +67,7 @@ impl TraceRecord {
 /// One captured frame.
 #[derive(Clone, Copy, Debug)]
 pub struct CaptureRecord {
+    pub session: u32,
     pub lcore: u32,
     /// Transmitted (true) or received.
     pub tx: bool,
@@ -94,7 +97,9 @@ pub struct Skipped {
 #[derive(Debug, Default)]
 struct Plan {
     armed: AtomicBool,
-    /// Bumped at each arming: a worker restarts its token bucket.
+    /// Bumped at each arming, after the fields below are written (Release): a worker
+    /// reads it first (Acquire) and tags its records with it, so the collector drops
+    /// records of an earlier arming; a new arming also restarts the token bucket.
     session: AtomicU32,
     mode: AtomicU32,
     port: AtomicU32,
@@ -118,7 +123,7 @@ struct Armed {
 impl Plan {
     fn read(&self) -> Armed {
         Armed {
-            session: self.session.load(Relaxed),
+            session: self.session.load(Acquire),
             mode: self.mode.load(Relaxed),
             port: self.port.load(Relaxed),
             filter: self.filter.load(),
@@ -208,30 +213,37 @@ pub struct CapturePlan {
 }
 
 impl TraceControl {
-    fn arm_with(&self, mode: u32, port: u32, filter: &Filter) {
+    /// Arms the workers; returns the session their records will carry.
+    fn arm_with(&self, mode: u32, port: u32, filter: &Filter) -> u32 {
         let p = &self.plan;
         p.mode.store(mode, Relaxed);
         p.port.store(port, Relaxed);
         p.filter.store(filter);
-        p.session.fetch_add(1, Relaxed);
+        let session = p.session.fetch_add(1, Release).wrapping_add(1);
         // Releases the plan to the workers (they load `armed` with Acquire).
         p.armed.store(true, Release);
+        session
     }
 
     /// Arms every worker to trace packets received on `port` (None: any) that pass
     /// `filter`; the slow path says what it did with those it gets.
-    pub fn arm(&self, port: Option<u16>, filter: &Filter) {
-        self.slow.arm(port, filter);
-        self.arm_with(MODE_TRACE, port.map_or(ANY_PORT, u32::from), filter);
+    /// Returns (the workers' session, the slow path's session).
+    pub fn arm(&self, port: Option<u16>, filter: &Filter) -> (u32, u32) {
+        let slow = self.slow.arm(port, filter);
+        (
+            self.arm_with(MODE_TRACE, port.map_or(ANY_PORT, u32::from), filter),
+            slow,
+        )
     }
 
     /// Arms every worker to capture `c.port`'s frames that pass `filter`.
-    pub fn arm_capture(&self, c: CapturePlan, filter: &Filter) {
+    /// Returns the session the workers' records will carry.
+    pub fn arm_capture(&self, c: CapturePlan, filter: &Filter) -> u32 {
         let workers = self.skipped.len().max(1) as u32;
         self.plan.snaplen.store(c.snaplen, Relaxed);
         self.plan.pps.store(c.pps.div_ceil(workers), Relaxed);
         let mode = (u32::from(c.rx) * MODE_RX) | (u32::from(c.tx) * MODE_TX);
-        self.arm_with(mode, u32::from(c.port), filter);
+        self.arm_with(mode, u32::from(c.port), filter)
     }
 
     /// Stops the workers (the slow path stays armed until [`slow::SlowControl::disarm`]).
@@ -327,6 +339,7 @@ impl TraceTap {
                 return;
             };
             let mut r = TraceRecord {
+                session: self.now.session,
                 lcore: self.lcore,
                 in_port,
                 in_len: b.1,
@@ -370,6 +383,7 @@ impl TraceTap {
         }
         let n = data.len().min(self.now.snaplen);
         let mut r = CaptureRecord {
+            session: self.now.session,
             lcore: self.lcore,
             tx,
             tsc: self.last_tsc,

@@ -32,6 +32,8 @@ pub struct Outcome {
 /// One packet the slow path handled while a trace was armed.
 #[derive(Clone, Copy, Debug)]
 pub struct SlowRecord {
+    /// The arming it belongs to.
+    pub session: u32,
     pub in_port: u16,
     pub len: u16,
     pub frame: [u8; SNAP],
@@ -47,6 +49,8 @@ impl SlowRecord {
 #[derive(Debug, Default)]
 struct Shared {
     armed: AtomicBool,
+    /// Bumped (Release) at each arming after the fields are written.
+    session: AtomicU32,
     port: AtomicU32,
     filter: FilterCell,
 }
@@ -97,12 +101,15 @@ impl SlowControl {
         }
     }
 
-    pub fn arm(&self, port: Option<u16>, filter: &Filter) {
+    /// Arms the slow path; returns the session its records will carry.
+    pub fn arm(&self, port: Option<u16>, filter: &Filter) -> u32 {
         self.shared
             .port
             .store(port.map_or(u32::MAX, u32::from), Relaxed);
         self.shared.filter.store(filter);
+        let session = self.shared.session.fetch_add(1, Release).wrapping_add(1);
         self.shared.armed.store(true, Release);
+        session
     }
 
     pub fn disarm(&self) {
@@ -219,6 +226,7 @@ impl SlowTap {
         if !self.shared.armed.load(Acquire) {
             return None;
         }
+        let session = self.shared.session.load(Acquire);
         let port = self.shared.port.load(Relaxed);
         if port != u32::MAX && port != u32::from(in_port) {
             return None;
@@ -228,6 +236,7 @@ impl SlowTap {
         }
         let n = frame.len().min(SNAP);
         let mut record = SlowRecord {
+            session,
             in_port,
             len: frame.len().min(u16::MAX as usize) as u16,
             frame: [0; SNAP],
