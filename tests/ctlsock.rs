@@ -606,6 +606,8 @@ fn check_capture(dir: &TempDir, sock: &Path) {
             "40",
             "--count",
             "6",
+            "--filter",
+            "mpls",
         ],
     );
     assert_eq!(
@@ -619,6 +621,50 @@ fn check_capture(dir: &TempDir, sock: &Path) {
         assert!(x.get("frame.len").parse::<u32>().unwrap() > 40, "{x:?}");
         assert!(["77,78", "2000"].contains(&x.get("mpls.label")), "{x:?}");
     }
+    // What the slow path sends out of `out` is transmitted too: its ICMP errors for
+    // the TTL-1 packets (routed back via 10.0.1.2) and its requests for 10.0.1.9.
+    let s = capture(
+        sock,
+        &pcap,
+        &[
+            "--port",
+            "out",
+            "--direction",
+            "tx",
+            "--filter",
+            "icmp",
+            "--count",
+            "2",
+        ],
+    );
+    assert_eq!(s["frames"], 2);
+    for x in common::tshark(&pcap, &["eth.dst", "ip.dst", "icmp.type"]) {
+        assert_eq!(
+            (x.get("eth.dst"), x.get("ip.dst"), x.get("icmp.type")),
+            ("02:00:00:00:01:02", "192.0.2.1,198.51.100.3", "11"),
+            "to the sender, quoting the expired packet"
+        );
+    }
+    let s = capture(
+        sock,
+        &pcap,
+        &[
+            "--port",
+            "out",
+            "--direction",
+            "tx",
+            "--filter",
+            "arp",
+            "--count",
+            "1",
+        ],
+    );
+    assert_eq!(s["frames"], 1);
+    let d = common::tshark(&pcap, &["arp.opcode", "arp.dst.proto_ipv4"]);
+    assert_eq!(
+        (d[0].get("arp.opcode"), d[0].get("arp.dst.proto_ipv4")),
+        ("1", "10.0.1.9")
+    );
 
     // Both ways on `in`, at most 50 frames a second: the rest are counted as skipped.
     let s = capture(

@@ -1,6 +1,7 @@
 //! `mplsrouter capture --port P --out F.pcap [--count N] [--direction rx|tx|both]
 //! [--snaplen B] [--pps N] [--filter EXPR]`: frames a port received (as received) or
-//! transmitted (as rewritten by the workers), into a pcap for Wireshark: the first
+//! transmitted (as rewritten by the workers, and what the slow path sends), into a pcap
+//! for Wireshark: the first
 //! `--snaplen` bytes of each (default the whole frame, up to 9216), with its real
 //! length. Bounded by `--count` (at most 1000), `--timeout` and `--pps` (frames per
 //! second the workers copy; those over it are counted and reported, not captured).

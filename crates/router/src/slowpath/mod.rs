@@ -191,6 +191,9 @@ impl State {
     }
 
     fn transmit(&mut self, port: u16, mbuf: Mbuf) {
+        if let Some(t) = self.sp.trace.as_mut() {
+            t.sent(port, mbuf.data());
+        }
         match self.sp.inject.try_send(Injected { port, mbuf }) {
             Ok(()) => {
                 self.stats().transmitted.fetch_add(1, Relaxed);

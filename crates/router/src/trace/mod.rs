@@ -6,7 +6,8 @@
 //! it read the plan (mode, port, [`filter::Filter`] as plain data), test the filter on
 //! each packet of the burst and copy the ones that pass into a preallocated bounded queue
 //! (no allocation, no lock, no blocking; a full queue drops the record, counted for a
-//! capture). Captures are rate limited per worker by a token bucket on the TSC. It must
+//! capture). Captures take at most one rate shared by all taps (GCRA on the TSC: a
+//! compare-and-swap per frame taken, a load per frame refused). It must
 //! never cost an unarmed worker more than that flag test, and never hold a packet back.
 
 pub mod filter;
@@ -32,7 +33,7 @@ pub const MAX_SNAP: usize = 9216;
 pub const CAPTURE_QUEUE: usize = 256;
 /// Port value meaning "any port".
 const ANY_PORT: u32 = u32::MAX;
-/// Frames a worker may capture at once before its rate applies.
+/// Frames a capture may take at once before its rate applies.
 const CAPTURE_BURST: u64 = 32;
 
 /// What an armed worker does.
@@ -99,14 +100,16 @@ struct Plan {
     armed: AtomicBool,
     /// Bumped at each arming, after the fields below are written (Release): a worker
     /// reads it first (Acquire) and tags its records with it, so the collector drops
-    /// records of an earlier arming; a new arming also restarts the token bucket.
+    /// records of an earlier arming.
     session: AtomicU32,
     mode: AtomicU32,
     port: AtomicU32,
     filter: FilterCell,
     snaplen: AtomicU32,
-    /// Frames per second each worker may capture.
+    /// Frames per second a capture takes, all taps together.
     pps: AtomicU32,
+    /// The rate's theoretical arrival time, TSC ([`TraceTap::allow`]; 0 at arming).
+    tat: AtomicU64,
 }
 
 /// The plan as one armed burst reads it.
@@ -158,12 +161,12 @@ pub struct TraceTap {
     /// Packets of the burst being traced (bit i: packet i), and their input copies.
     picked: u64,
     before: Box<[([u8; SNAP], u16)]>,
-    /// Capture token bucket: credit in TSC cycles, when it was last topped up, and the
-    /// session it belongs to.
-    credit: u64,
+    /// When the last capture decision was taken (TSC).
     last_tsc: u64,
-    session: u32,
 }
+
+/// The lcore of the frames the slow path sends ([`TraceTap::sent`]).
+pub const SLOW_PATH_LCORE: u32 = u32::MAX;
 
 /// The shared state, one tap per worker lcore and the slow path's tap.
 pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
@@ -171,8 +174,9 @@ pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
     let (ftx, frx) = crossbeam_channel::bounded(CAPTURE_QUEUE);
     let plan = Arc::new(Plan::default());
     let tsc_hz = dpdk::tsc_hz().max(1);
-    let skipped: Vec<Arc<Skipped>> = lcores.iter().map(|_| Arc::default()).collect();
-    let taps = lcores
+    let all: Vec<u32> = lcores.iter().copied().chain([SLOW_PATH_LCORE]).collect();
+    let skipped: Vec<Arc<Skipped>> = all.iter().map(|_| Arc::default()).collect();
+    let mut taps: Vec<TraceTap> = all
         .iter()
         .zip(&skipped)
         .map(|(&lcore, s)| TraceTap {
@@ -185,17 +189,16 @@ pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
             now: Armed::default(),
             picked: 0,
             before: vec![([0u8; SNAP], 0u16); BURST_MAX].into_boxed_slice(),
-            credit: 0,
             last_tsc: 0,
-            session: 0,
         })
         .collect();
+    let sent = taps.pop();
     let ctl = TraceControl {
         plan,
         records: rx,
         frames: frx,
         skipped,
-        slow: slow::SlowControl::new(),
+        slow: slow::SlowControl::new(sent),
         tsc_hz,
     };
     (ctl, taps)
@@ -239,9 +242,9 @@ impl TraceControl {
     /// Arms every worker to capture `c.port`'s frames that pass `filter`.
     /// Returns the session the workers' records will carry.
     pub fn arm_capture(&self, c: CapturePlan, filter: &Filter) -> u32 {
-        let workers = self.skipped.len().max(1) as u32;
         self.plan.snaplen.store(c.snaplen, Relaxed);
-        self.plan.pps.store(c.pps.div_ceil(workers), Relaxed);
+        self.plan.pps.store(c.pps, Relaxed);
+        self.plan.tat.store(0, Relaxed);
         let mode = (u32::from(c.rx) * MODE_RX) | (u32::from(c.tx) * MODE_TX);
         self.arm_with(mode, u32::from(c.port), filter)
     }
@@ -357,23 +360,41 @@ impl TraceTap {
         }
     }
 
-    /// Whether the token bucket lets one more frame through now.
+    /// A frame the slow path hands a worker for `port` (ARP, ICMP it built): captured
+    /// while a capture of `port`'s transmitted frames is armed (one flag test if not).
+    pub fn sent(&mut self, port: u16, data: &[u8]) {
+        if !self.plan.armed.load(Acquire) {
+            return;
+        }
+        self.now = self.plan.read();
+        let wanted = self.now.mode & MODE_TX != 0 && self.now.port == u32::from(port);
+        if wanted && self.now.filter.matches(data) {
+            let mut skip = (0, 0);
+            self.capture(true, data, &mut skip);
+            self.count_skipped(skip);
+        }
+    }
+
+    /// Whether the capture's rate lets one more frame through now: a GCRA shared by
+    /// every tap (the theoretical arrival time in TSC cycles, `plan.tat`): a frame over
+    /// the rate costs one load, a frame taken one compare-and-swap.
     fn allow(&mut self) -> bool {
         let now = dpdk::rdtsc();
-        let cost = (self.tsc_hz / self.now.pps).max(1);
-        let cap = cost.saturating_mul(CAPTURE_BURST.min(self.now.pps));
-        if self.session != self.now.session {
-            (self.session, self.credit) = (self.now.session, cap);
-        } else {
-            let earned = now.saturating_sub(self.last_tsc);
-            self.credit = self.credit.saturating_add(earned).min(cap);
-        }
         self.last_tsc = now;
-        if self.credit < cost {
-            return false;
+        let cost = (self.tsc_hz / self.now.pps).max(1);
+        let tolerance = cost * (CAPTURE_BURST.min(self.now.pps) - 1);
+        let tat = &self.plan.tat;
+        let mut cur = tat.load(Relaxed);
+        loop {
+            let t = cur.max(now);
+            if t - now > tolerance {
+                return false;
+            }
+            match tat.compare_exchange_weak(cur, t + cost, Relaxed, Relaxed) {
+                Ok(_) => return true,
+                Err(x) => cur = x,
+            }
         }
-        self.credit -= cost;
-        true
     }
 
     fn capture(&mut self, tx: bool, data: &[u8], skip: &mut (u64, u64)) {

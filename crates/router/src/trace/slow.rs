@@ -10,12 +10,12 @@
 //! The control side pairs records with the workers' by port and bytes, in order.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
 
 use super::filter::{Filter, FilterCell};
-use super::{QUEUE, SNAP};
+use super::{TraceTap, QUEUE, SNAP};
 use crate::ctlsock::NeighborBoard;
 use crate::metrics::{ControlStats, IcmpKind, SlowDrop};
 
@@ -63,6 +63,8 @@ pub struct SlowControl {
     pub records: Receiver<SlowRecord>,
     /// Where the slow path publishes its neighbours for `show neighbors`.
     pub board: Arc<NeighborBoard>,
+    /// The capture tap for the frames the slow path sends, taken by [`Self::tap`].
+    sent: Arc<Mutex<Option<TraceTap>>>,
 }
 
 /// The slow path's end (also the way it publishes its neighbours).
@@ -72,32 +74,31 @@ pub struct SlowTap {
     board: Arc<NeighborBoard>,
     /// When the neighbours were last published (slow path ns).
     last_board: Option<u64>,
-}
-
-impl Default for SlowControl {
-    fn default() -> Self {
-        SlowControl::new()
-    }
+    /// Captures the frames it sends.
+    sent: Option<TraceTap>,
 }
 
 impl SlowControl {
-    pub fn new() -> SlowControl {
+    /// `sent`: the capture tap for the frames the slow path sends.
+    pub fn new(sent: Option<TraceTap>) -> SlowControl {
         let (tx, records) = crossbeam_channel::bounded(QUEUE);
         SlowControl {
             shared: Arc::default(),
             tx,
             records,
             board: Arc::default(),
+            sent: Arc::new(Mutex::new(sent)),
         }
     }
 
-    /// The slow path's tap.
+    /// The slow path's tap (the first one taken captures the frames it sends).
     pub fn tap(&self) -> SlowTap {
         SlowTap {
             shared: self.shared.clone(),
             tx: self.tx.clone(),
             board: self.board.clone(),
             last_board: None,
+            sent: self.sent.lock().unwrap_or_else(|e| e.into_inner()).take(),
         }
     }
 
@@ -217,6 +218,14 @@ impl SlowTap {
 
     pub fn board(&self) -> &NeighborBoard {
         &self.board
+    }
+
+    /// A frame handed to a worker for transmission on `port` ([`TraceTap::sent`]).
+    #[inline]
+    pub fn sent(&mut self, port: u16, frame: &[u8]) {
+        if let Some(t) = self.sent.as_mut() {
+            t.sent(port, frame);
+        }
     }
 
     /// Called before the slow path handles a packet received on `in_port`: `Some` when
