@@ -851,3 +851,82 @@ fn trace_and_capture_of_a_replayed_pcap() {
     let (status, output) = router.stop(Duration::from_secs(20));
     assert!(status.success(), "{output}");
 }
+
+/// A `show neighbors --json` row: (ip, mac, port, state, age).
+type Row = (String, Option<String>, String, String, Option<f64>);
+
+/// The rows of `show neighbors --json`.
+fn neighbor_rows(sock: &Path) -> Vec<Row> {
+    let Reply::Neighbors { neighbors } = json(sock, &["show", "neighbors"]) else {
+        panic!()
+    };
+    neighbors
+        .into_iter()
+        .map(|n| (n.ip, n.mac, n.port, n.state, n.age_s))
+        .collect()
+}
+
+#[test]
+fn a_learned_neighbour_goes_stale_then_away() {
+    let dir = TempDir::new("ctlnei");
+    std::fs::write(dir.path("routes.yaml"), "ipv4: []\n").unwrap();
+    // One request from 10.0.0.2, never again: learned, stale after 1 s, then probed
+    // three times (0.5 s apart, unanswered) and removed ("gone": absent, or only the
+    // table's unresolved next hop left).
+    write_pcap(&dir.path("in.pcap"), &[arp_request()]).unwrap();
+    let cfg = pcap_config(
+        &dir,
+        "control_socket: ctl.sock\narp: {reachable_ms: 1000}\n",
+    );
+    let sock = dir.path("ctl.sock");
+    let router = LiveRouter::start(&cfg, 60.0);
+    wait_for(&sock);
+    let mac = Some("02:00:00:00:00:fe".to_string());
+    let mut seen = Vec::new();
+    let t = Instant::now();
+    loop {
+        let rows = neighbor_rows(&sock);
+        assert!(rows.len() <= 1, "{rows:?}");
+        let state = match rows.first() {
+            Some((ip, m, port, state, age)) if state == "incomplete" => {
+                // Forgotten by ARP; the table's next hop for it stays, unresolved.
+                assert_eq!(
+                    (ip.as_str(), m, port.as_str(), age),
+                    ("10.0.0.2", &None, "in", &None)
+                );
+                "gone".to_string()
+            }
+            Some((ip, m, port, state, age)) => {
+                assert_eq!((ip.as_str(), m, port.as_str()), ("10.0.0.2", &mac, "in"));
+                let age = age.expect("a learned neighbour has an age");
+                match state.as_str() {
+                    // Within the reachable time, give or take one publication (0.5 s).
+                    "resolved" => assert!(age < 1.6, "{rows:?}"),
+                    "stale" => assert!(age >= 0.9, "{rows:?}"),
+                    _ => panic!("{rows:?}"),
+                }
+                state.clone()
+            }
+            None => "gone".to_string(),
+        };
+        if seen.last() != Some(&state) {
+            seen.push(state);
+        }
+        if seen.len() > 1 && seen.last().map(String::as_str) == Some("gone") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{seen:?}\n{}",
+            router.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Before the router learned it, nothing; then resolved, stale, gone, in that order.
+    if seen[0] == "gone" {
+        seen.remove(0);
+    }
+    assert_eq!(seen, ["resolved", "stale", "gone"], "{}", router.output());
+    let (status, output) = router.stop(Duration::from_secs(20));
+    assert!(status.success(), "{output}");
+}
