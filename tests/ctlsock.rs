@@ -538,6 +538,21 @@ fn check_filtered(sock: &Path) {
     assert!(answered, "no traced ARP request was answered");
     let out = cli(&[
         "trace",
+        "--count",
+        "2",
+        "--filter",
+        "arp",
+        "--socket",
+        sock.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("slow path: ").count(), 2, "{text}");
+    assert!(
+        text.contains("eth 02:00:00:00:00:fe > ff:ff:ff:ff:ff:ff type 0x0806"),
+        "{text}"
+    );
+    let out = cli(&[
+        "trace",
         "--filter",
         "dst 10.0.0.0/33",
         "--socket",
