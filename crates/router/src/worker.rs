@@ -100,7 +100,7 @@ impl<F: Forwarder> Worker<F> {
                 let n = rx.len();
                 let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
                 if let (true, Some(t)) = (traced, self.trace.as_mut()) {
-                    t.before(rx.as_slice());
+                    t.before(port, rx.as_slice());
                 }
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);

@@ -138,6 +138,8 @@ impl Router {
             book: tables.control.source_book(),
             statics: tables.control.static_neighbors(),
             trace: running.trace,
+            fpm: fpm.as_ref().map(|l| (fpm_stats.clone(), l.addr())),
+            cpif: cpif.clone(),
         };
         let ctl = ctl_bound
             .map(|b| crate::ctlsock::serve_for(b, ctl_parts, &tables.rcu))
@@ -275,6 +277,7 @@ fn start_threads(
         stop: threads.slow_stop.clone(),
         cpif: cpif.clone(),
         marks,
+        trace: Some(trace.slow.tap()),
     };
     workers::spawn_slow_path(slow, q.punted, spec.test_fault, threads)?;
     Ok(Running {

@@ -15,6 +15,7 @@ mod arp;
 mod icmp;
 mod neighbors;
 mod pending;
+mod show;
 mod statics;
 mod up;
 
@@ -83,6 +84,8 @@ pub struct SlowPath {
     /// Incomplete neighbours, for the workers ([`crate::punt::marks`]): marked while a
     /// resolution is in progress, so their packets are not punted one by one.
     pub marks: Arc<NeighborMarks>,
+    /// `mplsrouter trace`: what happened to traced packets ([`crate::trace::slow`]).
+    pub trace: Option<crate::trace::slow::SlowTap>,
 }
 
 /// The slow path's two queues ([`crate::punt`]): control traffic is taken first.
@@ -180,6 +183,9 @@ impl State {
     }
 
     fn transmit(&mut self, port: u16, mbuf: Mbuf) {
+        if let Some(t) = self.sp.trace.as_mut() {
+            t.sent(port, mbuf.data());
+        }
         match self.sp.inject.try_send(Injected { port, mbuf }) {
             Ok(()) => {
                 self.stats().transmitted.fetch_add(1, Relaxed);
@@ -324,6 +330,15 @@ impl State {
     }
 
     fn handle(&mut self, fib: &Fib, p: Punted) {
+        let t = self.sp.trace.as_ref();
+        let traced = t.and_then(|t| t.begin(p.in_port, p.mbuf.data(), &self.sp.stats));
+        self.handle_punted(fib, p);
+        if let Some(t) = &self.sp.trace {
+            t.end(traced, &self.sp.stats);
+        }
+    }
+
+    fn handle_punted(&mut self, fib: &Fib, p: Punted) {
         self.stats().packets.fetch_add(1, Relaxed);
         let Punted {
             mbuf,
@@ -388,6 +403,7 @@ impl State {
         }
         self.neighbors.flush(&self.sp.events);
         self.gauges();
+        self.publish_neighbors();
     }
 
     /// Frees what is left at shutdown, counted.

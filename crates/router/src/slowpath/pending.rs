@@ -128,6 +128,11 @@ impl<H> Pending<H> {
         (dropped, ask, ended)
     }
 
+    /// Addresses being resolved and since when, for `show neighbors`.
+    pub fn resolving(&self) -> impl Iterator<Item = ((u16, u32), u64)> + '_ {
+        self.map.iter().map(|(&k, r)| (k, r.first))
+    }
+
     /// Addresses being resolved.
     pub fn addresses(&self) -> usize {
         self.map.len()
