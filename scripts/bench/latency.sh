@@ -11,7 +11,7 @@
 #     --warmup S       unmeasured seconds first (default 1)
 #     --flood-rate PPS background load of the flood rows (default 20000; 0: no flood rows)
 #     --quick          smoke: 2 s rows, only 1 label x 1 next hop, Linux 2 hops, no
-#                      flood or backoff row (about 20 s)
+#                      flood or backoff row (about 10 s)
 #     --out DIR        per-row JSON, logs and table.md (default target/bench/latency)
 #     --no-build       use the binaries already built
 #
@@ -57,7 +57,7 @@ for t in ip ethtool taskset python3 ping; do command -v $t >/dev/null || die "$t
 
 if [ "$BUILD" = 1 ]; then
   echo "latency.sh: cargo build --release --bin mplsrouter --bin udp_rr" >&2
-  cargo build --release --quiet --bin mplsrouter -p udp-rr
+  cargo build --release --quiet -p mplsrouter --bin mplsrouter -p udp-rr --bin udp_rr
 fi
 ROUTER="$REPO/target/release/mplsrouter"
 RR="$REPO/target/release/udp_rr"
