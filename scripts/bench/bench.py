@@ -184,6 +184,20 @@ def measure_rate(proc, tele, port, key, opts, timeout=None, baseline=0, ready_fn
 
 # ---------------------------------------------------------------------------- tools
 
+def lcores_override(spec, workers):
+    """`--lcores 0@0,1@0,2@1`: the EAL placement of lcore 0 (main) and the N workers,
+    each `L@C` with L = 0..N in order. Returns (lcores, l3fwd's worker-only lcores)."""
+    parts = spec.split(",")
+    if len(parts) != workers + 1:
+        raise ValueError("--lcores %s names %d lcores; --workers %d needs %d (main + workers)"
+                         % (spec, len(parts), workers, workers + 1))
+    for i, part in enumerate(parts):
+        lc, _, cpu = part.partition("@")
+        if lc != str(i) or not cpu.isdigit():
+            raise ValueError("--lcores %s: entry %d is %r, want %d@CPU" % (spec, i, part, i))
+    return spec, ",".join(parts[1:])
+
+
 class Bench:
     def __init__(self, opts):
         self.o = opts
@@ -201,6 +215,8 @@ class Bench:
             workers = [place(k) for k in range(1, self.workers + 1)]
             self.lcores = ",".join(["0@0"] + workers)
             self.l3fwd_lcores = ",".join(workers)
+        if opts.lcores:
+            self.lcores, self.l3fwd_lcores = lcores_override(opts.lcores, self.workers)
         self.pool = max(16383, (1 << (opts.count * self.workers + 16384).bit_length()) - 1)
 
     def prefix(self):
@@ -494,6 +510,7 @@ def parse_args(argv):
     p.add_argument("--size", type=int, default=64)
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--share-cpus", action="store_true")
+    p.add_argument("--lcores", help="EAL placement L@C of lcore 0 and each worker")
     p.add_argument("--huge", action="store_true")
     p.add_argument("--memory-mb", type=int, default=2048)
     p.add_argument("--prefixes", required=True)
@@ -504,6 +521,11 @@ def parse_args(argv):
     o = p.parse_args(argv)
     if o.runs < 1 or o.workers < 1 or o.measure <= 0 or o.warmup < 0:
         p.error("--runs and --workers must be >= 1, --measure > 0, --warmup >= 0")
+    if o.lcores:
+        try:
+            lcores_override(o.lcores, o.workers)
+        except ValueError as e:
+            p.error(str(e))
     return o
 
 

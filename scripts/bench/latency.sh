@@ -11,7 +11,7 @@
 #     --warmup S       unmeasured seconds first (default 1)
 #     --flood-rate PPS background load of the flood rows (default 20000; 0: no flood rows)
 #     --quick          smoke: 2 s rows, only 1 label x 1 next hop, Linux 2 hops, no
-#                      flood or backoff row (about 20 s)
+#                      flood or backoff row (about 10 s)
 #     --out DIR        per-row JSON, logs and table.md (default target/bench/latency)
 #     --no-build       use the binaries already built
 #
@@ -51,13 +51,16 @@ while [ $# -gt 0 ]; do
 done
 die() { echo "latency.sh: $*" >&2; exit 1; }
 [[ "$FLOOD_RATE" =~ ^[0-9]+$ ]] || die "--flood-rate wants a number of packets/s"
+for v in "$DURATION" "$WARMUP"; do
+  [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--duration and --warmup want seconds, got '$v'"
+done
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces, af_packet)"
 for t in ip ethtool taskset python3 ping; do command -v $t >/dev/null || die "$t not found"; done
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (router worker on CPU 1, hosts on CPU 0)"
 
 if [ "$BUILD" = 1 ]; then
   echo "latency.sh: cargo build --release --bin mplsrouter --bin udp_rr" >&2
-  cargo build --release --quiet --bin mplsrouter -p udp-rr
+  cargo build --release --quiet -p mplsrouter --bin mplsrouter -p udp-rr --bin udp_rr
 fi
 ROUTER="$REPO/target/release/mplsrouter"
 RR="$REPO/target/release/udp_rr"
@@ -114,8 +117,8 @@ topo() { # hops kind(linux|router)
     ip -n "$n" link set lo up
     in_ns "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
   done
-  rb=$R1; [ "$hops" = 2 ] && [ "$kind" = linux ] && rb=$R2
-  [ "$hops" = 1 ] && rb=$R1
+  rb=$R1
+  if [ "$hops" = 2 ] && [ "$kind" = linux ]; then rb=$R2; fi
   veth "$C" eth0 02:00:00:00:01:02 "$R1" p-a $MAC_A
   if [ "$hops" = 2 ]; then veth "$R1" p-b $MAC_B "$rb" p-c $MAC_C; fi
   veth "$rb" p-d $MAC_D "$S" eth0 02:00:00:00:02:02

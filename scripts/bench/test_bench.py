@@ -50,6 +50,17 @@ prefix_groups:
 """
 
 
+class Lcores(unittest.TestCase):
+    def test_placement_and_l3fwd_workers(self):
+        self.assertEqual(bench.lcores_override("0@0,1@0,2@1", 2), ("0@0,1@0,2@1", "1@0,2@1"))
+        self.assertEqual(bench.lcores_override("0@0,1@0", 1), ("0@0,1@0", "1@0"))
+
+    def test_refuses_a_wrong_count_or_order(self):
+        for spec in ("0@0,1@1", "0@0,2@1,1@1", "0@0,1@x,2@1", "0,1,2"):
+            with self.assertRaises(ValueError):
+                bench.lcores_override(spec, 2)
+
+
 class Rules(unittest.TestCase):
     def convert(self, text):
         with tempfile.TemporaryDirectory() as d:

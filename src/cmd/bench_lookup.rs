@@ -40,16 +40,14 @@ fn next_hop_of(addr: u32, len: u8, n: u32) -> u32 {
     (addr.wrapping_mul(2654435761) ^ (len as u32).wrapping_mul(40503)) % n.max(1)
 }
 
-fn eal_args() -> Vec<String> {
-    let huge = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("HugePages_Free:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        >= 64;
+/// Free hugepage memory the EAL needs before rte_lpm is put on hugepages: tbl24 (64 MiB)
+/// and its tbl8 groups and rules, with room to spare.
+const HUGE_NEEDED: u64 = 160 << 20;
+
+/// EAL arguments: hugepages (`--in-memory`: no files, no shared config) when enough of
+/// them are free in any size, so rte_lpm sits on them as in DPDK's own deployments;
+/// else ordinary memory (`--no-huge`).
+fn eal_args(huge: bool) -> Vec<String> {
     let mut a: Vec<String> = [
         "mplsrouter-bench-lookup",
         "-l",
@@ -76,6 +74,25 @@ fn eal_args() -> Vec<String> {
         ]);
     }
     a
+}
+
+/// One `pages:` line per structure lookups read: which pages back it (the kernel's
+/// smaps), so a figure is never read without knowing whether it had hugepages.
+fn page_lines(ours: &Lpm4, rte: &RteLpm) -> Vec<String> {
+    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+    let lines = ours
+        .memory_regions()
+        .into_iter()
+        .map(|r| ("Lpm4", r))
+        .chain(rte.regions().into_iter().map(|r| ("rte_lpm", r)))
+        .map(|(who, (name, addr, len))| {
+            format!(
+                "pages: {who:<8} {name:<6} {:>7.2} MiB  {}",
+                mib(len),
+                super::pages::describe_own(addr, len)
+            )
+        });
+    lines.collect()
 }
 
 fn dst_of_frame(f: &[u8]) -> Option<u32> {
@@ -144,7 +161,17 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
     }
     let ours_build = t.elapsed();
 
-    let _eal = Eal::init(&eal_args()).context("EAL init for rte_lpm")?;
+    let huge = super::pages::free_huge_bytes(std::path::Path::new("/sys/kernel/mm/hugepages"))
+        >= HUGE_NEEDED;
+    println!(
+        "rte_lpm memory: {}",
+        if huge {
+            "EAL hugepages (--in-memory)"
+        } else {
+            "ordinary pages (--no-huge: fewer than 160 MiB of hugepages free)"
+        }
+    );
+    let _eal = Eal::init(&eal_args(huge)).context("EAL init for rte_lpm")?;
     let tbl8s = 1 + uniq
         .iter()
         .filter(|&&(_, l)| l > 24)
@@ -204,6 +231,9 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
         );
     }
     println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
+    for l in page_lines(&ours, &rte) {
+        println!("{l}");
+    }
 
     let n = keys.len();
     let mut out = [0u32; BATCH];

@@ -7,6 +7,7 @@ pub mod ctl;
 pub mod gen_traffic;
 pub mod generate;
 pub mod lookup;
+pub mod pages;
 pub mod prefix_file;
 pub mod run;
 pub mod show;

@@ -11,9 +11,12 @@ if [ "$(id -u)" != 0 ]; then echo "latency_smoke: SKIP (needs root)"; exit 0; fi
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-args=(--quick --out "$out/run")
-# scripts/test.sh builds the release binaries before the suites; build them if run alone.
-[ -x target/release/mplsrouter ] && [ -x target/release/udp_rr ] && args+=(--no-build)
+args=(--quick --out "$out/run" --no-build)
+# scripts/test.sh builds the release router before the suites (build it if run alone);
+# udp_rr is built here (seconds; a no-op when fresh).
+export PATH="$HOME/.cargo/bin:$PATH"
+[ -x target/release/mplsrouter ] || cargo build --release --quiet --bin mplsrouter
+cargo build --release --quiet -p udp-rr
 fail() { echo "latency_smoke: FAIL: $*"; exit 1; }
 left_behind() { # processes and namespaces of a run whose out dir is $1
   ps -eo pid=,args= | grep -F "$1" | grep -v grep || true

@@ -298,6 +298,12 @@ impl Lpm4 {
             + self.short.capacity() * std::mem::size_of::<Pfx>()
     }
 
+    /// Where lookups read: `(name, address, bytes)` of the top array and of the used part
+    /// of the record arena; for reports of the pages backing them (`bench-lookup`).
+    pub fn memory_regions(&self) -> [(&'static str, usize, usize); 2] {
+        self.flat.regions()
+    }
+
     /// Whether the lookup form stores u16 leaves (every value is below 65535).
     pub fn narrow_leaves(&self) -> bool {
         self.flat.narrow()

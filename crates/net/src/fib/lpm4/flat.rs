@@ -372,6 +372,20 @@ impl Flat {
         (TOP_LEN + self.arena.used() + self.inherit.len()) * 4
     }
 
+    /// Where lookups read: `(name, address, bytes)` of the top array and of the arena's
+    /// used part, for reports of the pages backing them (`bench-lookup`).
+    pub(super) fn regions(&self) -> [(&'static str, usize, usize); 2] {
+        let top = self.top.buf();
+        [
+            ("top", top.as_ptr() as usize, top.len() * 4),
+            (
+                "arena",
+                self.arena.buf.as_ptr() as usize,
+                self.arena.used() * 4,
+            ),
+        ]
+    }
+
     /// Whether leaves are u16.
     pub(super) fn narrow(&self) -> bool {
         self.narrow
