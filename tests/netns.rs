@@ -153,23 +153,6 @@ impl Drop for Router {
     }
 }
 
-fn ping(ns: &str, dst: &str, extra: &[&str]) -> std::process::Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "ping"])
-        .args(extra)
-        .arg(dst)
-        .output()
-        .unwrap()
-}
-
-fn loss_of(out: &std::process::Output) -> String {
-    let s = String::from_utf8_lossy(&out.stdout);
-    s.lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or("")
-        .to_string()
-}
-
 #[test]
 fn two_hosts_ping_through_one_router_and_the_router_answers() {
     if !is_root() {
@@ -192,11 +175,11 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
     );
 
     // Across the router: ARP for the router's address, glean for the far host.
-    let out = ping(&h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{}",
-        loss_of(&out),
+        common::loss_line(&out),
         router.output()
     );
     let s = String::from_utf8_lossy(&out.stdout);
@@ -205,14 +188,14 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
         "the router must decrement TTL once:\n{s}"
     );
     // The router's own addresses answer ping.
-    let out = ping(&h2, "10.2.0.1", &["-c", "2", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&h2, "10.2.0.1", &["-c", "2", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
     // TTL 1 towards the far host: time exceeded from the router.
-    let out = ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "2"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "2"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
         s.contains("From 10.1.0.1") && s.contains("Time to live exceeded"),
@@ -266,7 +249,7 @@ fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
     sh(&[
         "ip", "-n", &h1, "neigh", "add", "10.1.0.1", "lladdr", &mac, "dev", "eth0",
     ]);
-    let out = ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "3"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "3"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
         s.contains("From 10.1.0.1") && s.contains("Time to live exceeded"),
@@ -274,11 +257,11 @@ fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
         router.output()
     );
     // Through the non-promiscuous port and back.
-    let out = ping(&h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{}",
-        loss_of(&out),
+        common::loss_line(&out),
         router.output()
     );
     let log = router.stop();
@@ -360,22 +343,22 @@ fn lsp_through_three_routers_carries_ping_and_traceroute_sees_every_lsr() {
     }
     let mut l = lsp("mb");
     let _ = &l.t;
-    let out = ping(&l.h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&l.h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{}",
-        loss_of(&out),
+        common::loss_line(&out),
         l.routers
             .iter()
             .map(|r| r.output())
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let out = ping(&l.h2, "10.1.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&l.h2, "10.1.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
 
     // traceroute (UDP probes): R1 by its IPv4 TTL, R2 and R3 by the label TTL; the LSRs'
@@ -429,11 +412,11 @@ fn routes_reload_during_a_ping_flood_loses_nothing() {
     }
     let mut l = lsp("mc");
     // Warm up ARP on every hop.
-    let out = ping(&l.h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&l.h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
 
     let flood = Command::new("ip")
@@ -457,9 +440,9 @@ fn routes_reload_during_a_ping_flood_loses_nothing() {
     let out = flood.wait_with_output().unwrap();
     let r1 = l.routers[0].stop();
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{r1}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
     let reloads = r1.matches("reload: generation").count();
     assert!(

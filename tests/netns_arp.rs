@@ -70,17 +70,11 @@ impl Drop for Router {
 }
 
 fn ping(ns: &str, dst: &str, count: &str) -> String {
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, "ping", "-c", count, "-i", "0.2", "-W", "2", dst,
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or("no ping summary")
-        .to_string()
+    common::loss_line(&common::ping(
+        ns,
+        dst,
+        &["-c", count, "-i", "0.2", "-W", "2"],
+    ))
 }
 
 #[test]

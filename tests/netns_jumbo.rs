@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, is_root, sh, Netns, TempDir};
@@ -46,23 +46,6 @@ impl Drop for Running {
             let _ = self.0.wait();
         }
     }
-}
-
-fn ping(ns: &str, dst: &str, extra: &[&str]) -> Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "ping"])
-        .args(extra)
-        .arg(dst)
-        .output()
-        .unwrap()
-}
-
-fn summary(o: &Output) -> String {
-    let s = String::from_utf8_lossy(&o.stdout);
-    s.lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or("")
-        .to_string()
 }
 
 #[test]
@@ -130,8 +113,8 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
     }
 
     // Small pings first (ARP resolved both ways), then jumbo ones with DF.
-    let small = ping(&h1, "10.2.0.2", &["-c", "2", "-i", "0.2", "-W", "2"]);
-    let jumbo = ping(
+    let small = common::ping(&h1, "10.2.0.2", &["-c", "2", "-i", "0.2", "-W", "2"]);
+    let jumbo = common::ping(
         &h1,
         "10.2.0.2",
         &["-c", "5", "-i", "0.2", "-W", "2", "-s", "8000", "-M", "do"],
@@ -139,14 +122,14 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
     common::stop(&mut router.0);
     let out = std::fs::read_to_string(&log).unwrap();
     assert!(
-        summary(&small).contains(" 0% packet loss"),
+        common::loss_line(&small).contains(" 0% packet loss"),
         "{}\n{out}",
-        summary(&small)
+        common::loss_line(&small)
     );
     assert!(
-        summary(&jumbo).contains(" 0% packet loss"),
+        common::loss_line(&jumbo).contains(" 0% packet loss"),
         "8000-byte pings: {}\n{}\n{out}",
-        summary(&jumbo),
+        common::loss_line(&jumbo),
         String::from_utf8_lossy(&jumbo.stdout)
     );
     assert!(

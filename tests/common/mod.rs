@@ -237,3 +237,22 @@ pub fn stop(child: &mut Child) {
     signal(child.id(), "TERM");
     wait_bounded(child, Duration::from_secs(20));
 }
+
+/// `ping EXTRA... DST` run in namespace `ns`.
+pub fn ping(ns: &str, dst: &str, extra: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, "ping"])
+        .args(extra)
+        .arg(dst)
+        .output()
+        .unwrap()
+}
+
+/// The `N packets transmitted, ... packet loss` line of a ping's output.
+pub fn loss_line(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.contains("packet loss"))
+        .unwrap_or("no ping summary")
+        .to_string()
+}

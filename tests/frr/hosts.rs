@@ -2,41 +2,10 @@
 //! veth pairs: real stacks that answer ARP and ping. Namespaces are removed on drop.
 #![allow(dead_code)]
 
-use std::process::Command;
-
 use crate::harness::sh;
 
-pub struct Hosts {
-    prefix: String,
-    names: Vec<String>,
-}
-
-impl Hosts {
-    pub fn new(tag: &str) -> Hosts {
-        Hosts {
-            prefix: format!("{tag}{}", std::process::id() % 100_000),
-            names: Vec::new(),
-        }
-    }
-
-    /// A new namespace `<prefix>-<n>` with loopback up.
-    pub fn ns(&mut self, n: &str) -> String {
-        let name = format!("{}-{n}", self.prefix);
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        self.names.push(name.clone());
-        name
-    }
-}
-
-impl Drop for Hosts {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
-    }
-}
+/// The test's namespaces (`<tag><pid>-<name>`, removed on drop): the kit's one guard.
+pub use crate::common::Netns as Hosts;
 
 /// A veth pair `a`@`ns_a` <-> `b`@`ns_b`, both up, no IPv6, checksum offload off (so
 /// af_packet sees complete checksums).

@@ -22,6 +22,13 @@ use std::ptr::NonNull;
 const HUGE: usize = 2 << 20;
 /// Base page size (the mapping granularity on the targets above).
 const PAGE: usize = 4 << 10;
+/// The mapping's flags. Miri maps only `MAP_PRIVATE | MAP_ANONYMOUS`, so under Miri the
+/// mapping is reserved in full (no `MAP_NORESERVE`); nothing else changes.
+const MAP_FLAGS: libc::c_int = if cfg!(miri) {
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS
+} else {
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE
+};
 
 /// A zero-initialised array of `u32` in its own anonymous mapping; 2 MiB-aligned and
 /// advised `MADV_HUGEPAGE` when made with `huge`.
@@ -30,7 +37,7 @@ pub(super) struct HugeBuf {
     ptr: NonNull<u32>,
     len: usize,
     /// Start and length of the whole mapping (more than the buffer when aligned).
-    map: usize,
+    map: NonNull<libc::c_void>,
     map_len: usize,
     huge: bool,
 }
@@ -61,7 +68,7 @@ impl HugeBuf {
                 std::ptr::null_mut(),
                 map_len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                MAP_FLAGS,
                 -1,
                 0,
             )
@@ -71,21 +78,24 @@ impl HugeBuf {
             "mmap of {map_len} bytes for an LPM table failed: {}",
             std::io::Error::last_os_error()
         );
-        let start = if huge {
-            let aligned = (raw as usize).next_multiple_of(HUGE);
-            // SAFETY: `aligned..aligned + bytes` lies inside the mapping just made (we
-            // mapped one extra hugepage for the alignment). madvise only changes how it
-            // is backed; its failure (no THP support) leaves ordinary pages, which is fine.
-            unsafe { libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
-            aligned
+        // The buffer starts `offset` bytes into the mapping (a pointer derived from the
+        // mapping's, so it keeps its provenance).
+        let offset = if huge {
+            (raw as usize).next_multiple_of(HUGE) - raw as usize
         } else {
-            raw as usize
+            0
         };
+        let start = raw.cast::<u8>().wrapping_add(offset);
+        if huge && !cfg!(miri) {
+            // SAFETY: `start..start + bytes` lies inside the mapping just made (we mapped
+            // one extra hugepage for the alignment). madvise only changes how it is
+            // backed; its failure (no THP support) leaves ordinary pages, which is fine.
+            unsafe { libc::madvise(start.cast(), bytes, libc::MADV_HUGEPAGE) };
+        }
         HugeBuf {
-            // SAFETY: mmap never returns null on success (and start >= raw > 0).
-            ptr: unsafe { NonNull::new_unchecked(start as *mut u32) },
+            ptr: NonNull::new(start.cast::<u32>()).expect("mmap never returns null on success"),
             len,
-            map: raw as usize,
+            map: NonNull::new(raw).expect("mmap never returns null on success"),
             map_len,
             huge,
         }
@@ -124,7 +134,7 @@ impl HugeBuf {
 impl Drop for HugeBuf {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping made in `zeroed`, which nothing uses any more.
-        unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+        unsafe { libc::munmap(self.map.as_ptr(), self.map_len) };
     }
 }
 
