@@ -3,6 +3,7 @@
 //! what the data path sent for generated IPv4 and labelled packets (ECMP included), a
 //! `trace` and `capture` (decoded by tshark) of a replayed pcap, a stale socket replaced, a second router on the same socket refused, and `show` against
 //! a stopped router.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::{bin, pcap_config, TempDir};
 use live::LiveRouter;
 use router::ctlsock::proto::*;
-use router::traffic::{read_pcap, write_pcap, FrameSpec};
+use traffic::{read_pcap, write_pcap, FrameSpec};
 
 const ROUTES: &str = "
 neighbors:

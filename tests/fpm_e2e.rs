@@ -88,16 +88,11 @@ impl Net {
     }
 
     fn link(&self, host: &str, h: &str, hmac: &str, r: &str, rmac: &str) {
-        sh(&[
-            "ip", "link", "add", h, "netns", host, "type", "veth", "peer", "name", r, "netns",
-            &self.r,
-        ]);
-        for (ns, i, mac) in [(host, h, hmac), (self.r.as_str(), r, rmac)] {
-            sh(&["ip", "-n", ns, "link", "set", i, "address", mac, "up"]);
-            sh(&[
-                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-            ]);
-        }
+        let o = common::VethOpts {
+            macs: Some((hmac, rmac)),
+            ..Default::default()
+        };
+        common::veth(host, h, &self.r, r, o);
     }
 
     fn spawn(&mut self, ns: &str, args: &[&str], stdin: bool, log: &std::path::Path) -> usize {

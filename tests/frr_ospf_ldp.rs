@@ -7,6 +7,7 @@
 //! capture in A decoded by tshark, and the same from A towards B.
 //!
 //! Needs root and Debian's frr (tests/frr/harness.rs); skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 #[path = "frr/harness.rs"]
@@ -34,20 +35,6 @@ fn frr_config() -> FrrConfig {
         next_hop_groups: true,
         zebra: String::new(),
         staticd: String::new(),
-    }
-}
-
-/// A veth `a`@`ns_a` <-> `b`@`ns_b`, up, checksum offload off (af_packet reads whole
-/// checksums).
-fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str) {
-    sh(&[
-        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
-    ]);
-    for (ns, i) in [(ns_a, a), (ns_b, b)] {
-        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-        sh(&[
-            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-        ]);
     }
 }
 
@@ -136,8 +123,8 @@ fn topology() -> (Side, Side, Frr) {
     let a = Frr::new("oa", &[], frr_config());
     let b = Frr::new("ob", &[], frr_config());
     let mut r = Frr::new("or", &[], frr_config());
-    veth(&a.ns, "a-r", &r.ns, "r-a");
-    veth(&b.ns, "b-r", &r.ns, "r-b");
+    common::veth(&a.ns, "a-r", &r.ns, "r-a", Default::default());
+    common::veth(&b.ns, "b-r", &r.ns, "r-b", Default::default());
     for (f, i, ip, lo, gw) in [
         (&a, "a-r", "10.0.1.1/24", "10.255.0.1/32", "10.0.1.2"),
         (&b, "b-r", "10.0.0.1/24", "10.255.0.3/32", "10.0.0.2"),

@@ -29,16 +29,7 @@ impl Topo {
     /// A veth pair `a`@`ns_a` <-> `b`@`ns_b`, both up, with checksum offload off so
     /// af_packet sees complete checksums.
     fn link(&self, ns_a: &str, a: &str, ns_b: &str, b: &str) {
-        sh(&[
-            "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
-        ]);
-        for (ns, i) in [(ns_a, a), (ns_b, b)] {
-            sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-            // Hosts would otherwise hand af_packet UDP/TCP with partial checksums.
-            sh(&[
-                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-            ]);
-        }
+        common::veth(ns_a, a, ns_b, b, Default::default());
     }
     fn host(&self, ns: &str, iface: &str, addr: &str, gw: &str) {
         sh(&["ip", "-n", ns, "addr", "add", addr, "dev", iface]);

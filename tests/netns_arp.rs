@@ -29,15 +29,7 @@ fn can_run() -> bool {
 
 /// Host `h` (eth0, `addr`, default via `gw`) wired to `r_if` in namespace `r`.
 fn host(h: &str, r: &str, r_if: &str, addr: &str, gw: &str) {
-    sh(&[
-        "ip", "link", "add", "eth0", "netns", h, "type", "veth", "peer", "name", r_if, "netns", r,
-    ]);
-    for (ns, i) in [(h, "eth0"), (r, r_if)] {
-        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-        sh(&[
-            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-        ]);
-    }
+    common::veth(h, "eth0", r, r_if, Default::default());
     sh(&["ip", "-n", h, "addr", "add", addr, "dev", "eth0"]);
     sh(&["ip", "-n", h, "route", "add", "default", "via", gw]);
 }

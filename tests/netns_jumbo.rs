@@ -14,25 +14,11 @@ use common::{bin, is_root, sh, Netns, TempDir};
 
 /// A veth pair between two namespaces, both ends up with `mtu` and checksum offload off.
 fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
-    sh(&[
-        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
-    ]);
-    for (ns, i) in [(ns_a, a), (ns_b, b)] {
-        sh(&[
-            "ip",
-            "-n",
-            ns,
-            "link",
-            "set",
-            i,
-            "mtu",
-            &mtu.to_string(),
-            "up",
-        ]);
-        sh(&[
-            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-        ]);
-    }
+    let o = common::VethOpts {
+        mtu: Some(mtu),
+        ..Default::default()
+    };
+    common::veth(ns_a, a, ns_b, b, o);
 }
 
 /// The router process, killed on drop if a failed assertion left it running (`ip netns

@@ -7,6 +7,7 @@
 //! that answers is learned and then forwarded to, and ICMP errors and echo replies still
 //! go out, at most at their configured rate. The router's output pcap is decoded by
 //! tshark; no assertion depends on how fast the box is.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::{tshark, TempDir};
 use live::{samples, LiveRouter};
-use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTER: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const HOST: [u8; 6] = [2, 0x77, 0, 0, 0, 0x77];
@@ -49,14 +50,12 @@ fn udp(dst: [u8; 4], ttl: u8, sport: u16) -> Vec<u8> {
 fn echo_request(id: u16) -> Vec<u8> {
     let mut f = udp([10, 0, 0, 1], 64, 0);
     f[23] = 1; // ICMP
-    f[24..26].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
+    common::fill_ipv4_checksum(&mut f, 14);
     let icmp = &mut f[34..];
     icmp.fill(0x61);
     icmp[..4].copy_from_slice(&[8, 0, 0, 0]);
     icmp[4..6].copy_from_slice(&id.to_be_bytes());
-    let c = internet_checksum(icmp);
+    let c = common::checksum(icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
     f
 }

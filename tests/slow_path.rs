@@ -4,6 +4,7 @@
 //! broadcast or network address, echo replies under their own rate limit, ICMP tokens
 //! spent only on messages sent, and the slow path's accounting identity. The output
 //! pcap is decoded by tshark (an independent dissector).
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::{pcap_config, tshark, TempDir};
 use live::{samples, LiveRouter};
-use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
 neighbors:
@@ -55,24 +56,20 @@ fn udp(dst: [u8; 4], ttl: u8, id: u16) -> Vec<u8> {
 fn expiring_fragment(id: u16) -> Vec<u8> {
     let mut f = udp([192, 0, 2, 9], 1, id);
     f[20..22].copy_from_slice(&100u16.to_be_bytes()); // fragment offset 800 bytes
-    f[24..26].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
+    common::fill_ipv4_checksum(&mut f, 14);
     f
 }
 
 fn echo_request(id: u16) -> Vec<u8> {
     let mut f = udp([10, 0, 0, 1], 64, 0);
     f[23] = 1; // ICMP
-    f[24..26].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
+    common::fill_ipv4_checksum(&mut f, 14);
     let icmp = &mut f[34..];
     icmp.fill(0x61);
     icmp[..4].copy_from_slice(&[8, 0, 0, 0]);
     icmp[4..6].copy_from_slice(&id.to_be_bytes());
     icmp[6..8].copy_from_slice(&1u16.to_be_bytes());
-    let c = internet_checksum(icmp);
+    let c = common::checksum(icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
     f
 }

@@ -256,3 +256,40 @@ pub fn loss_line(out: &Output) -> String {
         .unwrap_or("no ping summary")
         .to_string()
 }
+
+/// How [`veth`] sets up each end besides bringing it up with checksum offload off (so
+/// af_packet sees complete checksums rather than partial ones).
+#[derive(Clone, Copy, Default)]
+pub struct VethOpts<'a> {
+    /// MTU of both ends.
+    pub mtu: Option<u16>,
+    /// No IPv6 on either end (no router solicitations or MLD into the router).
+    pub no_ipv6: bool,
+    /// MAC addresses of the `a` and `b` ends.
+    pub macs: Option<(&'a str, &'a str)>,
+}
+
+/// A veth pair `a`@`ns_a` <-> `b`@`ns_b`, both ends up: the test kit's one way to wire
+/// namespaces.
+pub fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str, o: VethOpts) {
+    sh(&[
+        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
+    ]);
+    for (k, (ns, i)) in [(ns_a, a), (ns_b, b)].into_iter().enumerate() {
+        if o.no_ipv6 {
+            let knob = format!("net.ipv6.conf.{i}.disable_ipv6=1");
+            sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", &knob]);
+        }
+        if let Some(mtu) = o.mtu {
+            sh(&["ip", "-n", ns, "link", "set", i, "mtu", &mtu.to_string()]);
+        }
+        if let Some(m) = o.macs {
+            let mac = if k == 0 { m.0 } else { m.1 };
+            sh(&["ip", "-n", ns, "link", "set", i, "address", mac]);
+        }
+        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+        sh(&[
+            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
+        ]);
+    }
+}

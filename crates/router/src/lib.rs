@@ -28,11 +28,6 @@ mod signals;
 mod slowpath;
 mod spec;
 pub mod trace;
-/// The frame builder and pcap helpers, now the `traffic` crate; re-exported for the test
-/// files that still name `router::traffic` (tests/ctlsock.rs, tests/slow_path.rs).
-pub mod traffic {
-    pub use ::traffic::*;
-}
 mod watch;
 mod worker;
 

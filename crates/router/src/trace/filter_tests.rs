@@ -2,7 +2,7 @@
 //! matching on built frames.
 
 use super::*;
-use crate::traffic::FrameSpec;
+use traffic::FrameSpec;
 
 fn udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, labels: &[u32]) -> Vec<u8> {
     FrameSpec {

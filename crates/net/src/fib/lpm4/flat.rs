@@ -380,7 +380,7 @@ impl Flat {
             ("top", top.as_ptr() as usize, top.len() * 4),
             (
                 "arena",
-                self.arena.buf.as_ptr() as usize,
+                self.arena.buf.buf().as_ptr() as usize,
                 self.arena.used() * 4,
             ),
         ]
