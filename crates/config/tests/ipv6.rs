@@ -103,6 +103,12 @@ fn every_ipv6_form_compiles_to_its_table() {
     assert_eq!(target(&fib, "2001:db8::1"), RouteTarget::Local);
     assert_eq!(target(&fib, "fe80::1"), RouteTarget::Local);
     assert_eq!(fib.lookup_ipv6(v6("fe80::2")), None, "no fe80::/64 route");
+    // ICMPv6 sources: the first global address, else none for a port without IPv6.
+    assert_eq!(fib.port_address6(0), Some(v6("2001:db8::1").to_be_bytes()));
+    assert_eq!(
+        fib.port_address6(1),
+        Some(v6("2001:db8:1::1").to_be_bytes())
+    );
     // ECMP with weights, one member link-local on the named port.
     let RouteTarget::NextHop(NextHop::Ecmp(g)) = target(&fib, "2001:db8:200::1") else {
         panic!()
