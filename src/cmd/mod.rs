@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the process exit code.
 
 pub mod bench_lookup;
+pub mod bench_lookup6;
 pub mod capture;
 pub mod check;
 pub mod ctl;

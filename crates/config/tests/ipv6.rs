@@ -103,6 +103,12 @@ fn every_ipv6_form_compiles_to_its_table() {
     assert_eq!(target(&fib, "2001:db8::1"), RouteTarget::Local);
     assert_eq!(target(&fib, "fe80::1"), RouteTarget::Local);
     assert_eq!(fib.lookup_ipv6(v6("fe80::2")), None, "no fe80::/64 route");
+    // ICMPv6 sources: the first global address, else none for a port without IPv6.
+    assert_eq!(fib.port_address6(0), Some(v6("2001:db8::1").to_be_bytes()));
+    assert_eq!(
+        fib.port_address6(1),
+        Some(v6("2001:db8:1::1").to_be_bytes())
+    );
     // ECMP with weights, one member link-local on the named port.
     let RouteTarget::NextHop(NextHop::Ecmp(g)) = target(&fib, "2001:db8:200::1") else {
         panic!()
@@ -214,4 +220,24 @@ fn ipv6_reload_derives_what_a_full_compile_builds() {
         adj(&fib, target(&fib, "2001:db8:1::2")).1,
         Some(v6("2001:db8:1::2").to_be_bytes())
     );
+}
+
+#[test]
+fn check_reports_ipv6_sizes() {
+    let dir = std::env::temp_dir().join(format!("mplsr-ipv6-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("routes.yaml"), ROUTES).unwrap();
+    let startup = format!("{PORTS}routes: routes.yaml\n");
+    std::fs::write(dir.join("startup.yaml"), startup).unwrap();
+    let r = config::check_file(&dir.join("startup.yaml"));
+    let (text, code) = config::render_check(&r);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("  ipv6 routes:      8\n"), "{text}");
+    assert!(
+        text.contains("  fib ipv6:         14 prefixes (with connected/local), lpm6 "),
+        "{text}"
+    );
+    let s = r.unwrap();
+    assert_eq!((s.ipv6_routes, s.fib.unwrap().ipv6_routes), (8, 14));
 }

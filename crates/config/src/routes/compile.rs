@@ -230,6 +230,10 @@ fn system_routes6(c: &mut Ctx, set: &RouteSet) -> Result<(), CompileError> {
     };
     let mut taken: HashSet<Cidr6> = HashSet::default();
     for p in c.ports {
+        let global = p.addresses6.iter().find(|a| !is_link_local6(a.addr));
+        if let Some(a) = global.or(p.addresses6.first()) {
+            c.b.set_port_address6(p.id, a.addr.to_be_bytes());
+        }
         for a in &p.addresses6 {
             let net = a.network();
             if a.len < 128 && !is_link_local6(a.addr) && taken.insert(net) {

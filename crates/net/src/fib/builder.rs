@@ -76,6 +76,7 @@ pub struct FibBuilder {
     adjacencies: Vec<Adjacency>,
     ecmp: Vec<EcmpGroup>,
     port_addrs: Vec<Option<[u8; 4]>>,
+    port_addrs6: Vec<Option<[u8; 16]>>,
     ipv4_route_count: usize,
 }
 
@@ -107,6 +108,15 @@ impl FibBuilder {
             self.port_addrs.resize(p + 1, None);
         }
         self.port_addrs[p] = Some(addr);
+    }
+
+    /// Records the router's IPv6 address on `port` (source of the ICMPv6 it generates).
+    pub fn set_port_address6(&mut self, port: u16, addr: [u8; 16]) {
+        let p = port as usize;
+        if self.port_addrs6.len() <= p {
+            self.port_addrs6.resize(p + 1, None);
+        }
+        self.port_addrs6[p] = Some(addr);
     }
 
     /// Adds the IPv4 route `addr/len` (host byte order).
@@ -198,6 +208,7 @@ impl FibBuilder {
             adjacencies: self.adjacencies,
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
+            port_addrs6: self.port_addrs6,
             ipv4_route_count: self.ipv4_route_count,
         }
     }
@@ -369,6 +380,7 @@ mod tests {
         let s = fib.stats();
         assert_eq!((s.ipv4_routes, s.ipv6_routes), (1, 2));
         assert!(s.lpm6_bytes > 0 && s.bytes > s.lpm6_bytes);
+        assert_eq!(fib.port_address6(0), None);
     }
 
     #[test]

@@ -156,6 +156,8 @@ pub struct Fib {
     pub(crate) ecmp: Vec<EcmpGroup>,
     /// The router's IPv4 address on each port (source of ICMP errors), by port id.
     pub(crate) port_addrs: Vec<Option<[u8; 4]>>,
+    /// The router's IPv6 address on each port (source of ICMPv6 errors), by port id.
+    pub(crate) port_addrs6: Vec<Option<[u8; 16]>>,
     pub(crate) ipv4_route_count: usize,
 }
 
@@ -237,6 +239,12 @@ impl Fib {
     /// The router's address on `port`, used as the source of ICMP it generates.
     pub fn port_address(&self, port: u16) -> Option<[u8; 4]> {
         self.port_addrs.get(port as usize).copied().flatten()
+    }
+
+    /// The router's IPv6 address on `port` (its first global one, else its link-local
+    /// one), used as the source of ICMPv6 it generates.
+    pub fn port_address6(&self, port: u16) -> Option<[u8; 16]> {
+        self.port_addrs6.get(port as usize).copied().flatten()
     }
 
     /// Number of ports the snapshot knows addresses for.

@@ -38,6 +38,9 @@ impl IcmpKind {
 pub struct ControlStats {
     pub fib_generation: AtomicU64,
     pub fib_ipv4_routes: AtomicU64,
+    pub fib_ipv6_routes: AtomicU64,
+    /// Bytes a lookup can read, per family: [Lpm4, Lpm6].
+    pub fib_lpm_bytes: [AtomicU64; 2],
     pub fib_labels: AtomicU64,
     pub fib_next_hops: AtomicU64,
     pub fib_ecmp_groups: AtomicU64,
@@ -82,6 +85,8 @@ impl ControlStats {
         ControlStats {
             fib_generation: AtomicU64::new(0),
             fib_ipv4_routes: AtomicU64::new(0),
+            fib_ipv6_routes: AtomicU64::new(0),
+            fib_lpm_bytes: [const { AtomicU64::new(0) }; 2],
             fib_labels: AtomicU64::new(0),
             fib_next_hops: AtomicU64::new(0),
             fib_ecmp_groups: AtomicU64::new(0),
@@ -105,6 +110,9 @@ impl ControlStats {
     pub fn set_fib(&self, generation: u64, s: &FibStats) {
         self.fib_generation.store(generation, Relaxed);
         self.fib_ipv4_routes.store(s.ipv4_routes as u64, Relaxed);
+        self.fib_ipv6_routes.store(s.ipv6_routes as u64, Relaxed);
+        self.fib_lpm_bytes[0].store(s.lpm4_bytes as u64, Relaxed);
+        self.fib_lpm_bytes[1].store(s.lpm6_bytes as u64, Relaxed);
         self.fib_labels.store(s.labels as u64, Relaxed);
         self.fib_next_hops.store(s.adjacencies as u64, Relaxed);
         self.fib_ecmp_groups.store(s.ecmp_groups as u64, Relaxed);
