@@ -5,7 +5,9 @@
 #
 #   scripts/bench.sh [options]
 #     --scenario NAME   mpls-swap mpls-php ler-push2 ipv4-small ipv4-full ecmp-4
-#                       (repeatable; default: all six)
+#                       (repeatable; default: all six), or the slow-path pressure
+#                       mixes, router only, each beside punt-noroute: punt-noroute
+#                       punt-glean punt-ttl1 punt-echo punt-arp, `punt` for all five
 #     --runs N          runs per tool, alternated A B C A B C... (default 3); median, min-max
 #     --quick           1 run, 1 s warm-up, 2 s measured (CI smoke); else 2 s + 5 s
 #     --warmup S --measure S   override the interval
@@ -16,6 +18,9 @@
 #     --share-cpus      with more lcores than CPUs, place worker lcores on CPUs 1..
 #                       round robin (EAL --lcores L@C): proves the multi-worker setup
 #                       on a small machine; its figures say nothing about speed
+#     --lcores SPEC     place lcore 0 (main) and the N workers yourself, EAL L@C form,
+#                       e.g. 0@0,1@0,2@1 (a worker beside the control thread); l3fwd
+#                       gets the workers' part
 #     --huge | --no-huge   hugepages (default: used when some are free)
 #     --prefixes FILE   full view for ipv4-full (default ../shared/data/ipv4-fullview-2023.txt.gz)
 #     --json FILE       also write the results as JSON
@@ -45,7 +50,7 @@ RUNS=""
 need() { [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --scenario|--count|--size|--workers|--json|--startup-timeout|--l3fwd-startup-timeout)
+    --scenario|--count|--size|--workers|--json|--startup-timeout|--l3fwd-startup-timeout|--lcores)
       need "$@"; ARGS+=("$1" "$2"); shift 2 ;;
     --runs) need "$@"; RUNS="$2"; shift 2 ;;
     --warmup) need "$@"; WARMUP="$2"; shift 2 ;;
@@ -71,12 +76,13 @@ fi
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
 share=0
-for a in "${ARGS[@]}"; do [ "$a" = --share-cpus ] && share=1; done
+lcores=0
+for a in "${ARGS[@]}"; do [ "$a" = --share-cpus ] && share=1; [ "$a" = --lcores ] && lcores=1; done
 for ((i = 0; i < ${#ARGS[@]}; i++)); do
   if [ "${ARGS[$i]}" = --workers ]; then
     w="${ARGS[$((i + 1))]}"
     [[ "$w" =~ ^[1-9][0-9]*$ ]] || die "--workers wants a positive number, got '$w'"
-    [ "$w" -lt "$(nproc)" ] || [ "$share" = 1 ] \
+    [ "$w" -lt "$(nproc)" ] || [ "$share" = 1 ] || [ "$lcores" = 1 ] \
       || die "--workers $w needs $((w + 1)) CPUs (lcores 0-$w); this machine has $(nproc) (--share-cpus to place them anyway, for a functional check)"
   fi
 done

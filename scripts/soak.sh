@@ -7,17 +7,8 @@
 # back to A). The change stays under the reload's derive limit (4096 prefixes), so every
 # good write is applied by diff + derive, not a full compile; the reload diffs the file
 # into every changed run of lines (crates/config/src/reload/diff.rs), so only the ~3000
-# changed lines are parsed, not the span from the first to the last. Measured on the
-# 2-core dev box at load ~5-6 (other builds running), `nice scripts/soak.sh --seconds 120`:
-# write to applied median 240 ms, max 603 ms for the good writes (40 / 95 ms for the bad);
-# ticks over 100 ms 381 of 570 (every good write);
-# the router's read-to-published median 158 ms (read 51, check 27, derive 74 ms: the
-# control thread shares the main lcore's core with that load); with the box otherwise
-# idle, `scripts/soak.sh --seconds 120`: write to applied median 127 ms, max 209 ms,
-# read-to-published median 88 ms, 570 of 951 ticks over 100 ms. The same steps outside
-# the router, `cargo run -p config --release --example churn_reload` on --tables-only
-# tables: 57 ms min, 90 ms median (was 1.1-1.2 s with one changed span). Speed is
-# reported, never asserted. Checks at the end:
+# changed lines are parsed, not the span from the first to the last. Measurements:
+# docs/measurements.md ("Soak"). Speed is reported, never asserted. Checks at the end:
 #   - the process is alive until its --duration ends, and exits 0;
 #   - every good write was applied (fib generation +1, reloads{ok} +1) and every broken one
 #     rejected (reloads{error} +1, generation unchanged: the old table keeps serving);

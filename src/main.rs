@@ -1,5 +1,6 @@
 //! `mplsrouter`: the command-line edge. Parses arguments and calls into the crates;
 //! `anyhow` lives here and nowhere else.
+#![forbid(unsafe_code)]
 
 mod cmd;
 
@@ -93,32 +94,60 @@ fn exit(result: anyhow::Result<i32>) -> ! {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("{}", error_text(&format!("{e:#}")));
+            eprintln!("{}", error_text(e.chain().map(|c| c.to_string())));
             std::process::exit(1);
         }
     }
 }
 
-/// The one line that reports a failed command: `mplsrouter: error: ...`, without a
-/// second "error:" when the message (e.g. config diagnostics) already starts with one.
-fn error_text(msg: &str) -> String {
-    let msg = msg.strip_prefix("error: ").unwrap_or(msg);
-    format!("mplsrouter: error: {msg}")
+/// The one line that reports a failed command: `mplsrouter: error: ` then the error's
+/// chain (outermost first) joined by ": ". Each cause is said once: one whose text its
+/// parent's message already includes is left out. "error:" is said once: a message that
+/// starts with one (config diagnostics, rustc style) loses it.
+fn error_text(chain: impl Iterator<Item = String>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for text in chain {
+        let text = text.strip_prefix("error: ").unwrap_or(&text).to_owned();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+    }
+    format!("mplsrouter: error: {}", parts.join(": "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::error_text;
 
+    fn text(chain: &[&str]) -> String {
+        error_text(chain.iter().map(|s| s.to_string()))
+    }
+
     #[test]
     fn error_is_said_once() {
         assert_eq!(
-            error_text("error: a.yaml:1:1: bogus: unknown key"),
+            text(&["error: a.yaml:1:1: bogus: unknown key"]),
             "mplsrouter: error: a.yaml:1:1: bogus: unknown key"
         );
+        assert_eq!(text(&["cannot read x"]), "mplsrouter: error: cannot read x");
+    }
+
+    /// A typed error whose message includes its source (thiserror's `{source}` style)
+    /// says the source once; one whose message does not gets it appended.
+    #[test]
+    fn each_cause_is_said_once() {
         assert_eq!(
-            error_text("cannot read x"),
-            "mplsrouter: error: cannot read x"
+            text(&[
+                "running a.yaml",
+                "routes: cannot read r.yaml: No such file",
+                "error: cannot read r.yaml: No such file",
+                "No such file"
+            ]),
+            "mplsrouter: error: running a.yaml: routes: cannot read r.yaml: No such file"
+        );
+        assert_eq!(
+            text(&["running a.yaml", "port \"a\"", "EBUSY"]),
+            "mplsrouter: error: running a.yaml: port \"a\": EBUSY"
         );
     }
 }

@@ -1,4 +1,5 @@
 //! The binary's own surface: --help, --version, argument errors.
+#![forbid(unsafe_code)]
 
 use std::process::Command;
 

@@ -89,7 +89,8 @@ fn config(dir: &TempDir, prefix: &str) -> std::path::PathBuf {
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {prefix}}}\n\
          ports:\n  - {{name: h1, vdev: \"net_af_packet_{prefix},iface=r-h1\", \
          addresses: [10.1.0.1/24], control_interface: mr-h1}}\n\
-         routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n",
+         routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n\
+         fpm: {{listen: 127.0.0.1:2620}}\n",
         routes.display()
     );
     let p = dir.path("r.yaml");
@@ -230,6 +231,41 @@ fn scrape(p: &Pair, r: &Router) -> String {
     String::from_utf8_lossy(&got.stdout).into_owned()
 }
 
+/// The control interface's ifindex, from `ip -j link show`.
+fn tap_ifindex(p: &Pair) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&link_json(p, "link")).unwrap();
+    v[0]["ifindex"].as_u64().expect("an ifindex")
+}
+
+/// Sends one FPM frame to the router (in its namespace) and closes the connection.
+const FPM_SEND: &str = "import socket,sys
+s=socket.create_connection(('127.0.0.1',2620),timeout=5); s.sendall(bytes.fromhex(sys.argv[1])); s.close()";
+
+/// zebra's route 198.51.100.0/24 via 10.9.9.9 (on no port's subnet) over `ifindex`.
+fn fpm_route_over(p: &Pair, ifindex: u32) {
+    use fpm::encode;
+    let key = fpm::msg::Key::Ipv4 {
+        addr: u32::from_be_bytes([198, 51, 100, 0]),
+        len: 24,
+    };
+    let body = fpm::msg::RouteBody::Paths(vec![encode::path(
+        u32::from_be_bytes([10, 9, 9, 9]),
+        ifindex,
+        &[],
+        1,
+    )]);
+    let hex: String = encode::frame(&[encode::route(key, Some(&body))])
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let out = p.exec(&p.r, &["python3", "-c", FPM_SEND, &hex]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn link_json(p: &Pair, what: &str) -> String {
     let out = p.exec(&p.r, &["ip", "-j", what, "show", "dev", "mr-h1"]);
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -281,14 +317,35 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         "ipv4:\n  - prefix: 192.0.2.0/24\n    via: 10.1.0.2\n",
     )
     .unwrap();
+    // An address added to the startup config at the same time is named as needing a
+    // restart, and the TAP keeps the addresses the router answers for.
+    let cfg = dir.path("r.yaml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        text.replace("[10.1.0.1/24]", "[10.1.0.1/24, 10.3.0.1/24]"),
+    )
+    .unwrap();
     let pid = r.child.as_ref().unwrap().id().to_string();
     let _ = Command::new("kill").args(["-HUP", &pid]).status();
     r.wait_for("reload: generation");
+    r.wait_for(
+        "port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.3.0.1/24]: needs a restart",
+    );
     assert_eq!(
         link_json(&p, "link"),
         ifindex,
         "the TAP is untouched by a reload"
     );
+    let addrs: serde_json::Value = serde_json::from_str(&link_json(&p, "addr")).unwrap();
+    let v4: Vec<&str> = addrs[0]["addr_info"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["family"] == "inet")
+        .filter_map(|a| a["local"].as_str())
+        .collect();
+    assert_eq!(v4, ["10.1.0.1"], "{addrs}");
     tcp_through_the_tap(&p, &r);
     // The router still answers echo requests itself.
     let out = p.exec(
@@ -321,11 +378,43 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     );
 
     // Deleted from outside: logged, recreated with its settings, working again.
+    let old_ifindex = tap_ifindex(&p);
     sh(&["ip", "-n", &p.r, "link", "del", "mr-h1"]);
     r.wait_for("control interface \"mr-h1\" recreated");
     let addr = link_json(&p, "addr");
     assert!(addr.contains("\"local\":\"10.1.0.1\""), "{addr}");
     tcp_through_the_tap(&p, &r);
+
+    // FPM maps the new ifindex to the port: zebra's route over it is installed, not
+    // skipped as on no port (its gateway is on no port's subnet, so only the ifindex
+    // can name the port).
+    let new_ifindex = tap_ifindex(&p);
+    assert_ne!(new_ifindex, old_ifindex);
+    r.wait_for("ifindex map refreshed");
+    fpm_route_over(&p, new_ifindex as u32);
+    let start = Instant::now();
+    let metrics = loop {
+        let m = scrape(&p, &r);
+        if m.contains("mplsrouter_fpm_changes_total 1") || start.elapsed() > Duration::from_secs(20)
+        {
+            break m;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for line in [
+        "mplsrouter_fpm_changes_total 1",
+        "mplsrouter_fpm_rejected_total 0",
+    ] {
+        assert!(
+            metrics.contains(line),
+            "{line} missing:\n{metrics}\n{}",
+            r.output()
+        );
+    }
+    assert!(
+        !metrics.contains("mplsrouter_fpm_errors_total{reason=\"no_port\"} 1"),
+        "{metrics}"
+    );
 
     let log = r.stop();
     assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
@@ -365,4 +454,100 @@ fn a_control_interface_name_that_is_taken_stops_startup_naming_the_port() {
             && out.contains("hint: the name is taken"),
         "{out}"
     );
+}
+
+/// `ip -j link show dev NAME` in `ns`, parsed: (flags, operstate).
+fn link_state(ns: &str, name: &str) -> (Vec<String>, String) {
+    let out = Command::new("ip")
+        .args(["-n", ns, "-j", "link", "show", "dev", name])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let flags = v[0]["flags"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        flags,
+        v[0]["operstate"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// Waits until the TAP's carrier is `up` as `ip -j link show` reports it.
+fn wait_carrier(ns: &str, up: bool, r: &Router) {
+    let start = Instant::now();
+    loop {
+        let (flags, oper) = link_state(ns, "mr-t");
+        let has = |f: &str| flags.iter().any(|x| x == f);
+        let ok = if up {
+            // A TAP with carrier reports operstate UNKNOWN (tun sets no operstate).
+            has("LOWER_UP") && !has("NO-CARRIER") && oper != "DOWN"
+        } else {
+            has("NO-CARRIER") && !has("LOWER_UP") && oper == "DOWN"
+        };
+        if ok {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "mr-t never had carrier {up}: flags {flags:?} operstate {oper}\n{}",
+            r.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The TAP's carrier follows the port's link. af_packet reports its link up whatever its
+/// interface does, so the port here is DPDK's `net_tap`, whose link is its kernel
+/// interface's IFF_UP and IFF_RUNNING: setting that interface down from outside is the
+/// cable pulled, and the router's link poll must carry it to the control interface.
+#[test]
+fn the_control_interface_carrier_follows_the_port_link() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let dir = TempDir::new("cpif-link");
+    let ns = format!("cpl{}r", std::process::id() % 100_000);
+    let _ = Command::new("ip").args(["netns", "del", &ns]).output();
+    sh(&["ip", "netns", "add", &ns]);
+    sh(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
+    struct Ns(String);
+    impl Drop for Ns {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+        }
+    }
+    let _ns = Ns(ns.clone());
+    let routes = dir.path("routes.yaml");
+    std::fs::write(&routes, "{}\n").unwrap();
+    let cfg = dir.path("r.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}}}\n\
+             ports:\n  - {{name: t, vdev: \"net_tap_{ns},iface=dt-{ns}\", \
+             addresses: [10.2.0.1/24], control_interface: mr-t}}\n\
+             routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n",
+            routes.display()
+        ),
+    )
+    .unwrap();
+    let mut r = Router::start(&ns, &cfg, dir.path("r.log"));
+    r.wait_for("control interface \"mr-t\"");
+    let wire = format!("dt-{ns}");
+    wait_carrier(&ns, true, &r);
+    sh(&["ip", "-n", &ns, "link", "set", &wire, "down"]);
+    wait_carrier(&ns, false, &r);
+    r.wait_for("cpif: \"mr-t\": port link down");
+    sh(&["ip", "-n", &ns, "link", "set", &wire, "up"]);
+    wait_carrier(&ns, true, &r);
+    r.wait_for("cpif: \"mr-t\": port link up");
+    let log = r.stop();
+    assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
+    assert!(!log.contains("cannot set the carrier"), "{log}");
 }

@@ -2,6 +2,7 @@
 //! clear `mplsrouter: error:` line naming what to fix and exit status 1, or (routes file
 //! deleted while running) keeps forwarding on the last good table. Also: metrics bind to
 //! loopback by default, and a slow or oversized HTTP client does not block scrapes.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -244,7 +245,7 @@ fn sample(text: &str, name: &str) -> u64 {
 fn pcap_input(dir: &TempDir) {
     let frames: Vec<Vec<u8>> = (0..64u16)
         .map(|i| {
-            router::traffic::FrameSpec {
+            traffic::FrameSpec {
                 dst_mac: [2, 0, 0, 0, 0, 1],
                 src_port: 1000 + i,
                 ..Default::default()
@@ -252,7 +253,7 @@ fn pcap_input(dir: &TempDir) {
             .build()
         })
         .collect();
-    router::traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
 }
 
 #[test]
@@ -427,7 +428,11 @@ fn closed_output_pipes_do_not_hang_the_router() {
     while child.try_wait().unwrap().is_none() {
         if t.elapsed() > Duration::from_secs(5) {
             // Still running is fine as long as it still stops on SIGTERM.
-            unsafe { libc_kill(child.id() as i32, 15) };
+            assert!(
+                common::signal(child.id(), "TERM"),
+                "kill -TERM {}",
+                child.id()
+            );
             let t2 = Instant::now();
             while child.try_wait().unwrap().is_none() {
                 if t2.elapsed() > Duration::from_secs(10) {
@@ -440,9 +445,4 @@ fn closed_output_pipes_do_not_hang_the_router() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }

@@ -8,6 +8,7 @@
 //! Needs root (as CI runs); skipped with a message otherwise. The router, the FPM
 //! client and the scrapes run in the router's namespace (`ip netns exec`), because its
 //! FPM and metrics sockets live there.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -18,17 +19,14 @@ use std::time::{Duration, Instant};
 use common::{bin, is_root, sh, tshark, TempDir};
 use fpm::encode::{self, path};
 use fpm::msg::{Key, NexthopBody, Path, RouteBody};
-use router::traffic::FrameSpec;
+use traffic::FrameSpec;
 
 fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
     u32::from_be_bytes([a, b, c, d])
 }
 
 fn kill_term(c: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &c.id().to_string()])
-        .status();
-    common::wait_bounded(c, Duration::from_secs(20));
+    common::stop(c);
 }
 
 /// Three namespaces: host A - router - host B, removed (and every child stopped) on drop.
@@ -90,16 +88,11 @@ impl Net {
     }
 
     fn link(&self, host: &str, h: &str, hmac: &str, r: &str, rmac: &str) {
-        sh(&[
-            "ip", "link", "add", h, "netns", host, "type", "veth", "peer", "name", r, "netns",
-            &self.r,
-        ]);
-        for (ns, i, mac) in [(host, h, hmac), (self.r.as_str(), r, rmac)] {
-            sh(&["ip", "-n", ns, "link", "set", i, "address", mac, "up"]);
-            sh(&[
-                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-            ]);
-        }
+        let o = common::VethOpts {
+            macs: Some((hmac, rmac)),
+            ..Default::default()
+        };
+        common::veth(host, h, &self.r, r, o);
     }
 
     fn spawn(&mut self, ns: &str, args: &[&str], stdin: bool, log: &std::path::Path) -> usize {
@@ -127,9 +120,7 @@ impl Drop for Net {
     fn drop(&mut self) {
         for c in &mut self.children {
             if c.try_wait().ok().flatten().is_none() {
-                let _ = Command::new("kill")
-                    .args(["-TERM", &c.id().to_string()])
-                    .status();
+                common::signal(c.id(), "TERM");
                 let start = Instant::now();
                 while start.elapsed() < Duration::from_secs(10)
                     && c.try_wait().ok().flatten().is_none()

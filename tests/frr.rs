@@ -3,6 +3,7 @@
 //!
 //! Needs root and Debian's frr (scripts/install-deps.sh installs it; CI runs as root);
 //! skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 #[path = "frr/harness.rs"]
@@ -349,7 +350,7 @@ fn ping_flood_loses_nothing_through_zebra_kill_and_restart() {
         },
     );
     let mut hosts = Hosts::new("frrp");
-    let (h1, h2) = (hosts.ns("h1"), hosts.ns("h2"));
+    let (h1, h2) = (hosts.add("h1"), hosts.add("h2"));
     hosts::link(&frr.ns, "r0", &h1, "h1");
     hosts::link(&frr.ns, "r1", &h2, "h2");
     for i in ["r0", "r1"] {

@@ -1,13 +1,14 @@
 //! Golden pcap runs: the real binary on net_pcap vdevs, one frame per behaviour in, the
 //! output decoded by tshark (an independent dissector) and compared with what RFC 3032,
 //! 3443, 1812, 4884 and 4950 say should come out.
+#![forbid(unsafe_code)]
 
 mod common;
 
 use std::collections::HashMap;
 
-use common::{pcap_config, run_for, tshark, Decoded, TempDir};
-use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+use common::{checksum, fill_ipv4_checksum, pcap_config, run_for, tshark, Decoded, TempDir};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
 neighbors:
@@ -52,9 +53,7 @@ fn udp(id: u16, dst: [u8; 4], ttl: u8, labels: &[(u32, u8, u8)]) -> FrameSpec {
 fn echo_request(dst: [u8; 4], id: u16) -> Vec<u8> {
     let mut f = udp(0, dst, 64, &[]).build();
     f[23] = 1; // protocol ICMP
-    f[24..26].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
+    fill_ipv4_checksum(&mut f, 14);
     let icmp = &mut f[34..];
     icmp.fill(0x61);
     icmp[0] = 8;
@@ -62,7 +61,7 @@ fn echo_request(dst: [u8; 4], id: u16) -> Vec<u8> {
     icmp[2..4].copy_from_slice(&[0, 0]);
     icmp[4..6].copy_from_slice(&id.to_be_bytes());
     icmp[6..8].copy_from_slice(&1u16.to_be_bytes());
-    let c = internet_checksum(icmp);
+    let c = checksum(icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
     f
 }

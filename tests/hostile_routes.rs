@@ -4,6 +4,7 @@
 //! message and counted as a rejected reload, while the router stays up and keeps
 //! forwarding on the last good table; and a writer that stalls mid-file never has its
 //! partial file published, only the whole file at its close.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
@@ -31,7 +32,7 @@ fn config(dir: &TempDir, tag: &str, pcap: bool, extra: &str) -> std::path::PathB
     let input = if pcap {
         let frames: Vec<Vec<u8>> = (0..64u16)
             .map(|i| {
-                router::traffic::FrameSpec {
+                traffic::FrameSpec {
                     dst_mac: [2, 0, 0, 0, 0, 1],
                     src_port: 1000 + i,
                     ..Default::default()
@@ -39,7 +40,7 @@ fn config(dir: &TempDir, tag: &str, pcap: bool, extra: &str) -> std::path::PathB
                 .build()
             })
             .collect();
-        router::traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+        traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
         format!(
             "net_pcap_hi{n},rx_pcap={}/in.pcap,infinite_rx=1",
             dir.0.display()
@@ -210,11 +211,7 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
     std::fs::remove_file(&path).unwrap();
     mkfifo(&path);
     let before = r.scrape();
-    let st = Command::new("kill")
-        .args(["-HUP", &r.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(common::signal(r.pid(), "HUP"));
     wait_for(
         &r,
         "SIGHUP on a FIFO rejected",

@@ -5,13 +5,14 @@
 //! ICMP error, and each is counted under its drop reason. Control frames in the same run
 //! (good traffic, a broadcast ARP request, a ping and a TTL expiry addressed to the
 //! router) show that what must still work does. The output pcaps are decoded by tshark.
+#![forbid(unsafe_code)]
 
 mod common;
 
 use std::collections::HashMap;
 
-use common::{pcap_config, run_for, tshark, Decoded, TempDir};
-use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+use common::{checksum, fill_ipv4_checksum, pcap_config, run_for, tshark, Decoded, TempDir};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
 neighbors:
@@ -115,13 +116,11 @@ fn echo_request(id: u16) -> Vec<u8> {
     let mut f = udp(0, ROUTER_MAC, HOST, 64, &[]);
     f[14 + 16..14 + 20].copy_from_slice(&[10, 0, 0, 1]);
     f[23] = 1; // protocol ICMP
-    f[24..26].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
+    fill_ipv4_checksum(&mut f, 14);
     let icmp = &mut f[34..];
     icmp.fill(0x61);
     icmp[..8].copy_from_slice(&[8, 0, 0, 0, (id >> 8) as u8, id as u8, 0, 1]);
-    let c = internet_checksum(icmp);
+    let c = checksum(icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
     f
 }

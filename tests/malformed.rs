@@ -3,6 +3,7 @@
 //! pcap decoded by tshark), and count every bad frame
 //! under the drop reason that names what is wrong — on the live /metrics endpoint while it
 //! runs, and in the final summary.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -12,8 +13,8 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, pcap_config, tshark, wait_bounded, TempDir};
-use router::traffic::{internet_checksum, write_pcap, FrameSpec};
+use common::{bin, fill_ipv4_checksum, pcap_config, tshark, wait_bounded, TempDir};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
 neighbors:
@@ -43,13 +44,6 @@ fn labelled(labels: &[(u32, u8, u8)]) -> Vec<u8> {
     .build()
 }
 
-fn refill_checksum(f: &mut [u8], ip: usize) {
-    let ihl = (f[ip] & 0xf) as usize * 4;
-    f[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&f[ip..ip + ihl.max(20)]);
-    f[ip + 10..ip + 12].copy_from_slice(&c.to_be_bytes());
-}
-
 /// The broken frames and the counter each must land in.
 fn bad_frames() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     let mut v: Vec<(&'static str, Vec<u8>, &'static str)> = Vec::new();
@@ -70,15 +64,15 @@ fn bad_frames() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     ));
     let mut ihl = good(2);
     ihl[14] = 0x44;
-    refill_checksum(&mut ihl, 14);
+    fill_ipv4_checksum(&mut ihl, 14);
     v.push(("IHL 4", ihl, "bad_ipv4_header"));
     let mut ver = good(3);
     ver[14] = 0x65;
-    refill_checksum(&mut ver, 14);
+    fill_ipv4_checksum(&mut ver, 14);
     v.push(("IP version 6 under ethertype IPv4", ver, "bad_ipv4_header"));
     let mut tl = good(4);
     tl[16..18].copy_from_slice(&1400u16.to_be_bytes());
-    refill_checksum(&mut tl, 14);
+    fill_ipv4_checksum(&mut tl, 14);
     v.push(("total length beyond the buffer", tl, "truncated"));
     let mut ck = good(5);
     ck[24] ^= 0x55;
@@ -126,7 +120,7 @@ fn bad_frames() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     }
     let mut src0 = good(6);
     src0[26..30].copy_from_slice(&[127, 0, 0, 1]);
-    refill_checksum(&mut src0, 14);
+    fill_ipv4_checksum(&mut src0, 14);
     v.push(("loopback source", src0, "martian_address"));
     v
 }

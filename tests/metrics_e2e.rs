@@ -2,18 +2,18 @@
 //! across a route reload), the set of series is fixed and bounded by ports x workers x
 //! reasons, promtool accepts a live scrape, `mplsrouter stats` prints what the endpoint
 //! says, and the Grafana dashboard queries only metrics the router exports.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, TempDir};
+use common::{bin, promtool_check, TempDir};
 use live::{samples, value, LiveRouter};
-use router::traffic::{write_pcap, FrameSpec};
+use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = "
 neighbors:
@@ -75,30 +75,6 @@ fn is_monotonic(series: &str) -> bool {
     ["_total", "_bucket", "_count", "_sum"]
         .iter()
         .any(|s| name.ends_with(s))
-}
-
-/// `promtool check metrics` on `text`; panics with its complaint.
-fn promtool_check(text: &str) {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package prometheus) must be installed");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool rejected a live scrape:\n{}{}\n{text}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Every drop reason: the pipeline's, then the runtime's (unknown_egress_port, ...).

@@ -3,6 +3,7 @@
 //! traceroute and ARP are answered by an independent implementation.
 //!
 //! Needs root (as CI runs); skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -13,50 +14,26 @@ use common::{bin, is_root, sh, TempDir};
 
 /// Namespaces created by one test, removed on drop (their veths go with them).
 struct Topo {
-    prefix: String,
-    names: Vec<String>,
+    ns: common::Netns,
 }
 
 impl Topo {
     fn new(tag: &str) -> Topo {
         Topo {
-            prefix: format!("{tag}{}", std::process::id() % 100000),
-            names: Vec::new(),
+            ns: common::Netns::new(tag),
         }
     }
     fn ns(&mut self, n: &str) -> String {
-        let name = format!("{}-{n}", self.prefix);
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        self.names.push(name.clone());
-        name
+        self.ns.add(n)
     }
     /// A veth pair `a`@`ns_a` <-> `b`@`ns_b`, both up, with checksum offload off so
     /// af_packet sees complete checksums.
     fn link(&self, ns_a: &str, a: &str, ns_b: &str, b: &str) {
-        sh(&[
-            "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
-        ]);
-        for (ns, i) in [(ns_a, a), (ns_b, b)] {
-            sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-            // Hosts would otherwise hand af_packet UDP/TCP with partial checksums.
-            sh(&[
-                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-            ]);
-        }
+        common::veth(ns_a, a, ns_b, b, Default::default());
     }
     fn host(&self, ns: &str, iface: &str, addr: &str, gw: &str) {
         sh(&["ip", "-n", ns, "addr", "add", addr, "dev", iface]);
         sh(&["ip", "-n", ns, "route", "add", "default", "via", gw]);
-    }
-}
-
-impl Drop for Topo {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
     }
 }
 
@@ -144,24 +121,16 @@ impl Router {
     /// Stops the router (SIGTERM) and returns its output.
     fn stop(&mut self) -> String {
         if let Some(mut c) = self.child.take() {
-            unsafe_free_kill(c.id());
-            common::wait_bounded(&mut c, Duration::from_secs(20));
+            common::stop(&mut c);
         }
         self.output()
     }
 }
 
-/// SIGTERM through the `kill` command (no unsafe FFI in tests).
-fn unsafe_free_kill(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status();
-}
-
 impl Drop for Router {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            unsafe_free_kill(c.id());
+            common::signal(c.id(), "TERM");
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(10) {
                 if c.try_wait().ok().flatten().is_some() {
@@ -173,23 +142,6 @@ impl Drop for Router {
             let _ = c.wait();
         }
     }
-}
-
-fn ping(ns: &str, dst: &str, extra: &[&str]) -> std::process::Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "ping"])
-        .args(extra)
-        .arg(dst)
-        .output()
-        .unwrap()
-}
-
-fn loss_of(out: &std::process::Output) -> String {
-    let s = String::from_utf8_lossy(&out.stdout);
-    s.lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or("")
-        .to_string()
 }
 
 #[test]
@@ -214,11 +166,11 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
     );
 
     // Across the router: ARP for the router's address, glean for the far host.
-    let out = ping(&h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{}",
-        loss_of(&out),
+        common::loss_line(&out),
         router.output()
     );
     let s = String::from_utf8_lossy(&out.stdout);
@@ -227,14 +179,14 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
         "the router must decrement TTL once:\n{s}"
     );
     // The router's own addresses answer ping.
-    let out = ping(&h2, "10.2.0.1", &["-c", "2", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&h2, "10.2.0.1", &["-c", "2", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
     // TTL 1 towards the far host: time exceeded from the router.
-    let out = ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "2"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "2"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
         s.contains("From 10.1.0.1") && s.contains("Time to live exceeded"),
@@ -288,7 +240,7 @@ fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
     sh(&[
         "ip", "-n", &h1, "neigh", "add", "10.1.0.1", "lladdr", &mac, "dev", "eth0",
     ]);
-    let out = ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "3"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "3"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
         s.contains("From 10.1.0.1") && s.contains("Time to live exceeded"),
@@ -296,11 +248,11 @@ fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
         router.output()
     );
     // Through the non-promiscuous port and back.
-    let out = ping(&h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{}",
-        loss_of(&out),
+        common::loss_line(&out),
         router.output()
     );
     let log = router.stop();
@@ -382,22 +334,22 @@ fn lsp_through_three_routers_carries_ping_and_traceroute_sees_every_lsr() {
     }
     let mut l = lsp("mb");
     let _ = &l.t;
-    let out = ping(&l.h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&l.h1, "10.2.0.2", &["-c", "5", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{}",
-        loss_of(&out),
+        common::loss_line(&out),
         l.routers
             .iter()
             .map(|r| r.output())
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let out = ping(&l.h2, "10.1.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&l.h2, "10.1.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
 
     // traceroute (UDP probes): R1 by its IPv4 TTL, R2 and R3 by the label TTL; the LSRs'
@@ -451,11 +403,11 @@ fn routes_reload_during_a_ping_flood_loses_nothing() {
     }
     let mut l = lsp("mc");
     // Warm up ARP on every hop.
-    let out = ping(&l.h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
+    let out = common::ping(&l.h1, "10.2.0.2", &["-c", "3", "-i", "0.2", "-W", "2"]);
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
 
     let flood = Command::new("ip")
@@ -479,9 +431,9 @@ fn routes_reload_during_a_ping_flood_loses_nothing() {
     let out = flood.wait_with_output().unwrap();
     let r1 = l.routers[0].stop();
     assert!(
-        loss_of(&out).contains(" 0% packet loss"),
+        common::loss_line(&out).contains(" 0% packet loss"),
         "{}\n{r1}",
-        loss_of(&out)
+        common::loss_line(&out)
     );
     let reloads = r1.matches("reload: generation").count();
     assert!(

@@ -6,13 +6,14 @@
 //!
 //! Needs root and scapy (`/usr/bin/python3`, scripts/install-deps.sh); skipped with a
 //! message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, sh, wait_bounded, TempDir};
+use common::{bin, sh, wait_bounded, Netns, TempDir};
 
 fn can_run() -> bool {
     let root = Command::new("id")
@@ -26,38 +27,9 @@ fn can_run() -> bool {
     root && scapy
 }
 
-/// Namespaces, removed on drop (their veths go with them).
-struct Netns(Vec<String>);
-
-impl Netns {
-    fn add(&mut self, name: String) -> String {
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        self.0.push(name.clone());
-        name
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
-    }
-}
-
 /// Host `h` (eth0, `addr`, default via `gw`) wired to `r_if` in namespace `r`.
 fn host(h: &str, r: &str, r_if: &str, addr: &str, gw: &str) {
-    sh(&[
-        "ip", "link", "add", "eth0", "netns", h, "type", "veth", "peer", "name", r_if, "netns", r,
-    ]);
-    for (ns, i) in [(h, "eth0"), (r, r_if)] {
-        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-        sh(&[
-            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-        ]);
-    }
+    common::veth(h, "eth0", r, r_if, Default::default());
     sh(&["ip", "-n", h, "addr", "add", addr, "dev", "eth0"]);
     sh(&["ip", "-n", h, "route", "add", "default", "via", gw]);
 }
@@ -77,10 +49,7 @@ impl Router {
     }
     fn stop(&mut self) -> String {
         if let Some(mut c) = self.0.take() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .status();
-            wait_bounded(&mut c, Duration::from_secs(20));
+            common::stop(&mut c);
         }
         self.log()
     }
@@ -93,17 +62,11 @@ impl Drop for Router {
 }
 
 fn ping(ns: &str, dst: &str, count: &str) -> String {
-    let out = Command::new("ip")
-        .args([
-            "netns", "exec", ns, "ping", "-c", count, "-i", "0.2", "-W", "2", dst,
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or("no ping summary")
-        .to_string()
+    common::loss_line(&common::ping(
+        ns,
+        dst,
+        &["-c", count, "-i", "0.2", "-W", "2"],
+    ))
 }
 
 #[test]
@@ -113,13 +76,9 @@ fn spoofed_arp_does_not_move_a_static_neighbor_and_ageing_keeps_traffic() {
         return;
     }
     let dir = TempDir::new("netns-arp");
-    let tag = format!("sa{}", std::process::id() % 100000);
-    let mut ns = Netns(Vec::new());
-    let (h1, h2, r) = (
-        ns.add(format!("{tag}-h1")),
-        ns.add(format!("{tag}-h2")),
-        ns.add(format!("{tag}-r")),
-    );
+    let mut ns = Netns::new("sa");
+    let tag = ns.prefix().to_owned();
+    let (h1, h2, r) = (ns.add("h1"), ns.add("h2"), ns.add("r"));
     host(&h1, &r, "r-h1", "10.1.0.2/24", "10.1.0.1");
     host(&h2, &r, "r-h2", "10.2.0.2/24", "10.2.0.1");
     let h2_mac = mac_of(&h2, "eth0");

@@ -3,57 +3,22 @@
 //! (8028-byte IPv4 packets, DF set: they pass whole or not at all).
 //!
 //! Needs root (as CI runs); skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, is_root, sh, wait_bounded, TempDir};
-
-/// Namespaces of this test (unique names), removed on drop with their veths.
-struct Namespaces(Vec<String>);
-
-impl Namespaces {
-    fn add(&mut self, n: &str) -> String {
-        let name = format!("jb{}-{n}", std::process::id() % 100000);
-        let _ = Command::new("ip").args(["netns", "del", &name]).output();
-        sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
-        self.0.push(name.clone());
-        name
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
-    }
-}
+use common::{bin, is_root, sh, Netns, TempDir};
 
 /// A veth pair between two namespaces, both ends up with `mtu` and checksum offload off.
 fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
-    sh(&[
-        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
-    ]);
-    for (ns, i) in [(ns_a, a), (ns_b, b)] {
-        sh(&[
-            "ip",
-            "-n",
-            ns,
-            "link",
-            "set",
-            i,
-            "mtu",
-            &mtu.to_string(),
-            "up",
-        ]);
-        sh(&[
-            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-        ]);
-    }
+    let o = common::VethOpts {
+        mtu: Some(mtu),
+        ..Default::default()
+    };
+    common::veth(ns_a, a, ns_b, b, o);
 }
 
 /// The router process, killed on drop if a failed assertion left it running (`ip netns
@@ -69,23 +34,6 @@ impl Drop for Running {
     }
 }
 
-fn ping(ns: &str, dst: &str, extra: &[&str]) -> Output {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "ping"])
-        .args(extra)
-        .arg(dst)
-        .output()
-        .unwrap()
-}
-
-fn summary(o: &Output) -> String {
-    let s = String::from_utf8_lossy(&o.stdout);
-    s.lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or("")
-        .to_string()
-}
-
 #[test]
 fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
     if !is_root() {
@@ -93,7 +41,7 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         return;
     }
     let dir = TempDir::new("netns-jumbo");
-    let mut ns = Namespaces(Vec::new());
+    let mut ns = Netns::new("jb");
     let (h1, h2, r) = (ns.add("h1"), ns.add("h2"), ns.add("r"));
     link(&h1, "eth0", &r, "r-h1", 9000);
     link(&h2, "eth0", &r, "r-h2", 9000);
@@ -151,26 +99,23 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
     }
 
     // Small pings first (ARP resolved both ways), then jumbo ones with DF.
-    let small = ping(&h1, "10.2.0.2", &["-c", "2", "-i", "0.2", "-W", "2"]);
-    let jumbo = ping(
+    let small = common::ping(&h1, "10.2.0.2", &["-c", "2", "-i", "0.2", "-W", "2"]);
+    let jumbo = common::ping(
         &h1,
         "10.2.0.2",
         &["-c", "5", "-i", "0.2", "-W", "2", "-s", "8000", "-M", "do"],
     );
-    let _ = Command::new("kill")
-        .args(["-TERM", &router.0.id().to_string()])
-        .status();
-    wait_bounded(&mut router.0, Duration::from_secs(20));
+    common::stop(&mut router.0);
     let out = std::fs::read_to_string(&log).unwrap();
     assert!(
-        summary(&small).contains(" 0% packet loss"),
+        common::loss_line(&small).contains(" 0% packet loss"),
         "{}\n{out}",
-        summary(&small)
+        common::loss_line(&small)
     );
     assert!(
-        summary(&jumbo).contains(" 0% packet loss"),
+        common::loss_line(&jumbo).contains(" 0% packet loss"),
         "8000-byte pings: {}\n{}\n{out}",
-        summary(&jumbo),
+        common::loss_line(&jumbo),
         String::from_utf8_lossy(&jumbo.stdout)
     );
     assert!(

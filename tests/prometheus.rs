@@ -3,6 +3,7 @@
 //!
 //! Needs /usr/bin/prometheus (Debian package `prometheus`, scripts/install-deps.sh).
 //! Takes about 8 s: Prometheus hands its first targets to the scraper ~5 s after start.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::TempDir;
 use live::{free_port, http_get, KillOnDrop, LiveRouter};
-use router::traffic::{read_pcap, write_pcap, FrameSpec};
+use traffic::{read_pcap, write_pcap, FrameSpec};
 
 const FRAMES: usize = 500;
 

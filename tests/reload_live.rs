@@ -4,13 +4,13 @@
 //! default, the time from a one-line edit of a full-view routes file to the new table
 //! being live, seen from outside:
 //! `cargo test --release --test reload_live -- --ignored --nocapture`.
+#![forbid(unsafe_code)]
 
 mod common;
 mod live;
 
 use std::io::Read;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::TempDir;
@@ -61,11 +61,7 @@ fn sighup_reloads() {
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let r = LiveRouter::start(&config(&dir, "h"), 20.0);
     let before = r.scrape();
-    let st = Command::new("kill")
-        .args(["-HUP", &r.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(common::signal(r.pid(), "HUP"));
     let after = scrape_until(&r, "a reload after SIGHUP", Duration::from_secs(5), |s| {
         value(s, OK) > value(&before, OK)
     });

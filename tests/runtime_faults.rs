@@ -1,6 +1,7 @@
 //! Process-level faults of the runtime, on the real binary: a signal while the tables
 //! load, a thread that dies, a stalled process's stats lines, the EAL's runtime
 //! directory, a file prefix locked by another process, and how errors read.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -49,11 +50,7 @@ fn spawn(cfg: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
 }
 
 fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success(), "kill -{sig} {pid}");
+    assert!(common::signal(pid, sig), "kill -{sig} {pid}");
 }
 
 /// Reads a child's stdout line by line into a shared string (so a test can wait for a
@@ -356,4 +353,26 @@ fn a_config_error_says_error_once() {
     assert!(err.contains("mplsrouter: error: "), "{err}");
     assert!(err.contains("unknown key `bogus`"), "{err}");
     assert!(!err.contains("error: error:"), "{err}");
+}
+
+/// A routes-file error (found after the EAL is up, reported through the runtime's typed
+/// error) also says "error:" once, and its diagnostic once.
+#[test]
+fn a_routes_error_says_error_once() {
+    let dir = TempDir::new("rtf-routes-errtext");
+    let routes = dir.path("routes.yaml");
+    std::fs::write(&routes, "bogus_section: 1\n").unwrap();
+    let cfg = config(&dir, "rerr", Some(&unique_prefix("rerr")), Some(&routes));
+    let out = run_to_end(&cfg, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("mplsrouter: error:"))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(line.contains("routes: "), "{line}");
+    assert!(line.contains("bogus_section"), "{line}");
+    assert!(!err.contains("error: error:"), "{err}");
+    assert!(!line.contains("routes: error:"), "{line}");
+    assert_eq!(err.matches("unknown key").count(), 1, "said once: {err}");
 }

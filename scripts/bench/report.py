@@ -81,6 +81,33 @@ def table(results):
     return "\n".join(lines)
 
 
+def add_punt_ratios(results):
+    """Adds each punt mix's good rate and busy cycles/packet relative to punt-noroute's
+    (the issue's targets: >= 0.95 and <= 1.10)."""
+    ref = next((r for r in results if r["name"] == "punt-noroute"), None)
+    for r in results:
+        for key, fig in (("punt_good_vs_noroute", "router_mpps"),
+                         ("punt_cycles_vs_noroute", "router_cycles_per_packet")):
+            a, b = r[fig], ref[fig] if ref else None
+            r[key] = _round(a / b) if a and b else None
+
+
+def punt_table(results):
+    """The punt mixes' table (Markdown)."""
+    headers = ["mix", "good Mpps", "busy cyc/pkt", "fwd cyc/pkt", "good vs noroute",
+               "cyc vs noroute"]
+    rows = []
+    for r in results:
+        ratio = lambda k: "%.2f" % r[k] if r[k] is not None else "-"
+        rows.append([r["name"], _cell(r, "router_mpps"), _cell(r, "router_cycles_per_packet"),
+                     _cell(r, "router_forwarding_cycles_per_packet"),
+                     ratio("punt_good_vs_noroute"), ratio("punt_cycles_vs_noroute")])
+    widths = [max(len(x[i]) for x in [headers] + rows) for i in range(len(headers))]
+    fmt = "| " + " | ".join("%%-%ds" % w for w in widths) + " |"
+    lines = [fmt % tuple(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    return "\n".join(lines + [fmt % tuple(x) for x in rows])
+
+
 def _cmd(args):
     try:
         return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()

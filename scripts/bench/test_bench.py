@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 import bench
+import punt_mix
 import report
 import routes2l3fwd
 
@@ -47,6 +48,17 @@ prefix_groups:
       1.0.0.0/24
       223.255.252.0/22
 """
+
+
+class Lcores(unittest.TestCase):
+    def test_placement_and_l3fwd_workers(self):
+        self.assertEqual(bench.lcores_override("0@0,1@0,2@1", 2), ("0@0,1@0,2@1", "1@0,2@1"))
+        self.assertEqual(bench.lcores_override("0@0,1@0", 1), ("0@0,1@0", "1@0"))
+
+    def test_refuses_a_wrong_count_or_order(self):
+        for spec in ("0@0,1@1", "0@0,2@1,1@1", "0@0,1@x,2@1", "0,1,2"):
+            with self.assertRaises(ValueError):
+                bench.lcores_override(spec, 2)
 
 
 class Rules(unittest.TestCase):
@@ -91,6 +103,31 @@ class Report(unittest.TestCase):
         self.assertIn("n/a", row)      # l3fwd does not apply
         self.assertIn("FAILED", row)   # cycles should have been measured
         json.dumps(r)  # serialisable as is
+
+
+class PuntMix(unittest.TestCase):
+    def test_half_good_half_bad_of_each_kind(self):
+        for scen in punt_mix.SCENARIOS:
+            fr = punt_mix.frames(scen, 64)
+            self.assertEqual(len(fr), 64)
+            self.assertTrue(all(len(f) == 60 for f in fr))
+            good = fr[0::2]
+            self.assertTrue(all(f[30] == 100 and f[22] == 64 for f in good), scen)
+        arp = punt_mix.frames("punt-arp", 4)[1]
+        self.assertEqual(arp[12:14], b"\x08\x06")
+        ttl1 = punt_mix.frames("punt-ttl1", 4)[1]
+        self.assertEqual(ttl1[22], 1)
+        ip = punt_mix.frames("punt-echo", 4)[1][14:34]
+        self.assertEqual(punt_mix._csum(ip), 0, "a valid IPv4 header checksum")
+
+    def test_ratios_to_the_no_route_mix(self):
+        res = [{"name": "punt-noroute", "router_mpps": 8.0, "router_cycles_per_packet": 130.0},
+               {"name": "punt-glean", "router_mpps": 7.6, "router_cycles_per_packet": 143.0},
+               {"name": "punt-ttl1", "router_mpps": None, "router_cycles_per_packet": None}]
+        report.add_punt_ratios(res)
+        self.assertEqual(res[1]["punt_good_vs_noroute"], 0.95)
+        self.assertEqual(res[1]["punt_cycles_vs_noroute"], 1.1)
+        self.assertIsNone(res[2]["punt_good_vs_noroute"])
 
 
 if __name__ == "__main__":

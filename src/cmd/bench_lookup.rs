@@ -1,5 +1,6 @@
 //! `mplsrouter bench-lookup`: our `Lpm4` against DPDK's `rte_lpm`, same table, same keys,
 //! same run. Both must return the same next hop for every key, or the command fails.
+//! `--family ipv6` compares `Lpm6` with `rte_lpm6` and `rte_fib6` ([`super::bench_lookup6`]).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -9,15 +10,20 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use dpdk::{Eal, RteLpm};
 use net::fib::{Lpm4, NO_ROUTE};
-use router::traffic;
+use traffic;
 
 #[derive(Args, Debug)]
 pub struct BenchLookupArgs {
-    /// Prefix list to build both tables from (one CIDR per line, plain or .gz).
-    #[arg(long, default_value = "../shared/data/ipv4-fullview-2023.txt.gz")]
-    pub routes: PathBuf,
-    /// `random` (uniform over announced address space) or a pcap whose IPv4 destinations
-    /// are used as keys.
+    /// `ipv4` (Lpm4 vs rte_lpm) or `ipv6` (Lpm6 vs rte_lpm6 and rte_fib6).
+    #[arg(long, default_value = "ipv4", value_parser = ["ipv4", "ipv6"])]
+    pub family: String,
+    /// Prefix list to build the tables from (one CIDR per line, plain or .gz). Default:
+    /// ../shared/data/ipv4-fullview-2023.txt.gz, or ipv6-fullview-2023.txt.gz with
+    /// `--family ipv6`.
+    #[arg(long)]
+    pub routes: Option<PathBuf>,
+    /// `random` (uniform over announced address space) or a pcap whose destinations (of
+    /// the family) are used as keys.
     #[arg(long, default_value = "random")]
     pub keys: String,
     /// Number of random keys.
@@ -34,22 +40,20 @@ pub struct BenchLookupArgs {
     pub seed: u64,
 }
 
-const BATCH: usize = 64;
+pub(super) const BATCH: usize = 64;
 
 fn next_hop_of(addr: u32, len: u8, n: u32) -> u32 {
     (addr.wrapping_mul(2654435761) ^ (len as u32).wrapping_mul(40503)) % n.max(1)
 }
 
-fn eal_args() -> Vec<String> {
-    let huge = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("HugePages_Free:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        >= 64;
+/// Free hugepage memory the EAL needs before rte_lpm is put on hugepages: tbl24 (64 MiB)
+/// and its tbl8 groups and rules, with room to spare.
+const HUGE_NEEDED: u64 = 160 << 20;
+
+/// EAL arguments: hugepages (`--in-memory`: no files, no shared config) when enough of
+/// them are free in any size, so rte_lpm sits on them as in DPDK's own deployments;
+/// else ordinary memory (`--no-huge`).
+pub(super) fn eal_args(huge: bool) -> Vec<String> {
     let mut a: Vec<String> = [
         "mplsrouter-bench-lookup",
         "-l",
@@ -76,6 +80,25 @@ fn eal_args() -> Vec<String> {
         ]);
     }
     a
+}
+
+/// One `pages:` line per structure lookups read: which pages back it (the kernel's
+/// smaps), so a figure is never read without knowing whether it had hugepages.
+fn page_lines(ours: &Lpm4, rte: &RteLpm) -> Vec<String> {
+    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+    let lines = ours
+        .memory_regions()
+        .into_iter()
+        .map(|r| ("Lpm4", r))
+        .chain(rte.regions().into_iter().map(|r| ("rte_lpm", r)))
+        .map(|(who, (name, addr, len))| {
+            format!(
+                "pages: {who:<8} {name:<6} {:>7.2} MiB  {}",
+                mib(len),
+                super::pages::describe_own(addr, len)
+            )
+        });
+    lines.collect()
 }
 
 fn dst_of_frame(f: &[u8]) -> Option<u32> {
@@ -106,7 +129,11 @@ fn dst_of_frame(f: &[u8]) -> Option<u32> {
 /// Best rate (million lookups per second) of each of `fs` over passes taken in turn for
 /// `secs` per function: interleaving gives every contender the same share of a busy
 /// machine's quiet and loud moments, so the ratios hold even when absolute rates wander.
-fn measure_interleaved(keys: usize, secs: f64, fs: &mut [&mut dyn FnMut() -> u64]) -> Vec<f64> {
+pub(super) fn measure_interleaved(
+    keys: usize,
+    secs: f64,
+    fs: &mut [&mut dyn FnMut() -> u64],
+) -> Vec<f64> {
     let mut best = vec![f64::MAX; fs.len()];
     let start = Instant::now();
     let total = Duration::from_secs_f64(secs * fs.len() as f64);
@@ -123,16 +150,28 @@ fn measure_interleaved(keys: usize, secs: f64, fs: &mut [&mut dyn FnMut() -> u64
 }
 
 pub fn run(a: BenchLookupArgs) -> Result<i32> {
-    let prefixes = super::prefix_file::load(&a.routes)?;
+    let data = |f: &str| PathBuf::from("../shared/data").join(f);
+    if a.family == "ipv6" {
+        let routes = a
+            .routes
+            .clone()
+            .unwrap_or_else(|| data("ipv6-fullview-2023.txt.gz"));
+        return super::bench_lookup6::run(a, &routes);
+    }
+    let routes = a
+        .routes
+        .clone()
+        .unwrap_or_else(|| data("ipv4-fullview-2023.txt.gz"));
+    let prefixes = super::prefix_file::load(&routes)?;
     if prefixes.is_empty() {
-        bail!("{}: no prefixes", a.routes.display());
+        bail!("{}: no prefixes", routes.display());
     }
     let mut uniq = prefixes.clone();
     uniq.sort_unstable();
     uniq.dedup();
     println!(
         "table: {} ({} prefixes, {} distinct)",
-        a.routes.display(),
+        routes.display(),
         prefixes.len(),
         uniq.len()
     );
@@ -144,7 +183,17 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
     }
     let ours_build = t.elapsed();
 
-    let _eal = Eal::init(&eal_args()).context("EAL init for rte_lpm")?;
+    let huge = super::pages::free_huge_bytes(std::path::Path::new("/sys/kernel/mm/hugepages"))
+        >= HUGE_NEEDED;
+    println!(
+        "rte_lpm memory: {}",
+        if huge {
+            "EAL hugepages (--in-memory)"
+        } else {
+            "ordinary pages (--no-huge: fewer than 160 MiB of hugepages free)"
+        }
+    );
+    let _eal = Eal::init(&eal_args(huge)).context("EAL init for rte_lpm")?;
     let tbl8s = 1 + uniq
         .iter()
         .filter(|&&(_, l)| l > 24)
@@ -204,6 +253,9 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
         );
     }
     println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
+    for l in page_lines(&ours, &rte) {
+        println!("{l}");
+    }
 
     let n = keys.len();
     let mut out = [0u32; BATCH];

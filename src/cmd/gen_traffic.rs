@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use router::traffic::{self, GenOptions, Scenario, SCENARIOS};
+use traffic::{self, GenOptions, Scenario, SCENARIOS};
 
 #[derive(Args, Debug)]
 pub struct GenTrafficArgs {

@@ -1,6 +1,7 @@
-//! `mplsrouter trace [--count N] [--port P]`: what the next packets did, each with its
+//! `mplsrouter trace [--count N] [--port P] [--filter EXPR]`: what the next packets did, each with its
 //! received headers, the decisions (label entry, route, ECMP member, TTL, rewrite) and
-//! the verdict, captured by the workers while the trace is armed.
+//! the verdict (and, for a punted packet, what the slow path did with it), captured by the
+//! workers while the trace is armed.
 
 use std::fmt::Write;
 use std::time::Duration;
@@ -25,6 +26,11 @@ pub struct TraceArgs {
     /// Seconds to wait for them (at most 60).
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
+    /// Only packets that pass EXPR: `TERM [and TERM]...`, a TERM being `[not]` one of
+    /// `dst|src|host A.B.C.D[/N]`, `label L`, `proto udp|tcp|icmp|N`, `udp`, `tcp`,
+    /// `icmp`, `port|sport|dport N`, `mpls`, `ip`, `arp`.
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
 }
 
 fn text(n: usize, p: &TracedPacket) -> String {
@@ -34,6 +40,14 @@ fn text(n: usize, p: &TracedPacket) -> String {
     }
     for l in decision(&p.decision).lines() {
         let _ = writeln!(o, "  {l}");
+    }
+    if let Some(s) = &p.slow_path {
+        let detail = s
+            .detail
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        let _ = writeln!(o, "  slow path: {}{detail}", s.action);
     }
     o
 }
@@ -46,6 +60,7 @@ pub fn run(a: TraceArgs) -> Result<i32> {
         count: Some(a.count),
         port: a.port.clone(),
         timeout_ms: Some((a.timeout * 1000.0) as u64),
+        filter: a.filter.clone(),
     };
     let wait = Duration::from_secs_f64(a.timeout + 10.0);
     let Reply::Trace { packets } = a.socket.ask_within(&req, wait)? else {

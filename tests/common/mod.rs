@@ -2,6 +2,10 @@
 //! prefix, bounded run time, no process left behind.
 #![allow(dead_code)]
 
+pub mod oracles;
+#[allow(unused_imports)]
+pub use oracles::{checksum, fill_ipv4_checksum, promtool_check};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -175,4 +179,117 @@ pub fn is_root() -> bool {
         .output()
         .map(|o| o.stdout == b"0\n")
         .unwrap_or(false)
+}
+
+/// Sends `sig` (`TERM`, `HUP`, ...) to `pid` with the `kill` command (the tests forbid
+/// unsafe code, so no FFI); false when `kill` failed (the process is already gone).
+pub fn signal(pid: u32, sig: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The network namespaces of one test, `<prefix>-<name>`, removed on drop (their veths
+/// go with them). The prefix holds the process id, so tests running at once never share
+/// a namespace, and one left by a killed run is replaced.
+pub struct Netns {
+    prefix: String,
+    names: Vec<String>,
+}
+
+impl Netns {
+    /// Namespaces named `<tag><pid % 100000>-<name>` (short: veth names are derived).
+    pub fn new(tag: &str) -> Netns {
+        Netns {
+            prefix: format!("{tag}{}", std::process::id() % 100000),
+            names: Vec::new(),
+        }
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Creates `<prefix>-<name>` (deleting a stale one first) with its loopback up.
+    pub fn add(&mut self, name: &str) -> String {
+        let name = format!("{}-{name}", self.prefix);
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        sh(&["ip", "netns", "add", &name]);
+        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        self.names.push(name.clone());
+        name
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+/// The one way a test stops a router it started: SIGTERM (a clean stop: the summary is
+/// printed, pcap files are flushed), then a bounded wait (killed, and the test fails,
+/// past 20 s).
+pub fn stop(child: &mut Child) {
+    signal(child.id(), "TERM");
+    wait_bounded(child, Duration::from_secs(20));
+}
+
+/// `ping EXTRA... DST` run in namespace `ns`.
+pub fn ping(ns: &str, dst: &str, extra: &[&str]) -> Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns, "ping"])
+        .args(extra)
+        .arg(dst)
+        .output()
+        .unwrap()
+}
+
+/// The `N packets transmitted, ... packet loss` line of a ping's output.
+pub fn loss_line(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.contains("packet loss"))
+        .unwrap_or("no ping summary")
+        .to_string()
+}
+
+/// How [`veth`] sets up each end besides bringing it up with checksum offload off (so
+/// af_packet sees complete checksums rather than partial ones).
+#[derive(Clone, Copy, Default)]
+pub struct VethOpts<'a> {
+    /// MTU of both ends.
+    pub mtu: Option<u16>,
+    /// No IPv6 on either end (no router solicitations or MLD into the router).
+    pub no_ipv6: bool,
+    /// MAC addresses of the `a` and `b` ends.
+    pub macs: Option<(&'a str, &'a str)>,
+}
+
+/// A veth pair `a`@`ns_a` <-> `b`@`ns_b`, both ends up: the test kit's one way to wire
+/// namespaces.
+pub fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str, o: VethOpts) {
+    sh(&[
+        "ip", "link", "add", a, "netns", ns_a, "type", "veth", "peer", "name", b, "netns", ns_b,
+    ]);
+    for (k, (ns, i)) in [(ns_a, a), (ns_b, b)].into_iter().enumerate() {
+        if o.no_ipv6 {
+            let knob = format!("net.ipv6.conf.{i}.disable_ipv6=1");
+            sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", &knob]);
+        }
+        if let Some(mtu) = o.mtu {
+            sh(&["ip", "-n", ns, "link", "set", i, "mtu", &mtu.to_string()]);
+        }
+        if let Some(m) = o.macs {
+            let mac = if k == 0 { m.0 } else { m.1 };
+            sh(&["ip", "-n", ns, "link", "set", i, "address", mac]);
+        }
+        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+        sh(&[
+            "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
+        ]);
+    }
 }

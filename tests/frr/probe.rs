@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::tshark;
+use crate::common::{checksum, tshark};
 
 pub const ROUTER_IN_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const HOST_MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
@@ -33,17 +33,6 @@ pub struct Seen {
     pub eth_dst: String,
     pub labels: Vec<u32>,
     pub ip_dst: String,
-}
-
-fn checksum(b: &[u8]) -> u16 {
-    let mut sum: u32 = b
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// The Ethernet frame of `p` with IPv4 identification `id`.

@@ -52,7 +52,7 @@ pub fn probe_ports(
         "  - {{name: in, vdev: \"net_pcap_fi{n},rx_iface_in=inj0r,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n"
     );
     for (k, (ip, mac)) in [(1, NEIGHBORS[1]), (2, NEIGHBORS[3])] {
-        let h = hosts.ns(&format!("h{k}"));
+        let h = hosts.add(&format!("h{k}"));
         let (r, hi) = (format!("r{k}"), format!("h{k}"));
         link(ns, &r, &h, &hi);
         // The router's namespace holds 10.0.k.1 on zebra's interfaces: its kernel must

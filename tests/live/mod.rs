@@ -118,11 +118,10 @@ impl LiveRouter {
 
     /// Sends SIGTERM (a clean stop: pcap files are flushed) and waits up to `limit`.
     pub fn stop(mut self, limit: Duration) -> (ExitStatus, String) {
-        let st = Command::new("kill")
-            .args(["-TERM", &self.pid().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success(), "kill -TERM failed");
+        assert!(
+            crate::common::signal(self.pid(), "TERM"),
+            "kill -TERM failed"
+        );
         let start = Instant::now();
         let child = self.child.0.as_mut().unwrap();
         loop {

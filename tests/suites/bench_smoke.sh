@@ -3,7 +3,7 @@
 # tool on ipv4-small (router, testpmd io, l3fwd, the source alone), then checks that the
 # JSON has every figure, each a positive number, and the host info; then the same with
 # two workers. Never asserts a speed: this box's figures are not a property of the code.
-# Takes ~45 s once l3fwd is built (a first build adds ~20-60 s).
+# Takes ~60 s once l3fwd is built (a first build adds ~20-60 s); then the punt mixes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -74,4 +74,34 @@ if doc["settings"].get("workers") != 2 or bad:
           % (doc["settings"].get("workers"), bad))
     sys.exit(1)
 print("bench_smoke: --workers 2: every figure present and positive")
+PY
+
+# The slow-path pressure mixes (issue 23): router only, each beside punt-noroute; every
+# mix has its figures and its ratios to the reference, and each bad half was refused
+# under the reason the mix is about (from the router's summary in its log).
+args=(--quick --scenario punt-glean --scenario punt-ttl1 --json "$out/punt.json"
+  --workdir "$out/run3" --startup-timeout 60 --no-build --no-l3fwd)
+start=$(date +%s)
+timeout 300 scripts/bench.sh "${args[@]}"
+echo "bench_smoke: punt mixes took $(( $(date +%s) - start ))s"
+for want in "punt-glean:glean_throttled" "punt-ttl1:ttl_expired_throttled"; do
+  grep -q "^workers: .*${want#*:}=" "$out/run3/logs/${want%%:*}-router-r1.log" \
+    || { echo "bench_smoke: FAIL: ${want%%:*} dropped nothing as ${want#*:}"; exit 1; }
+done
+python3 - "$out/punt.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+scen = {s["name"]: s for s in doc["scenarios"]}
+bad = []
+if list(scen) != ["punt-noroute", "punt-glean", "punt-ttl1"]:
+    bad.append("scenarios: %s" % list(scen))
+for name, s in scen.items():
+    for k in ("router_mpps", "router_cycles_per_packet", "punt_good_vs_noroute",
+              "punt_cycles_vs_noroute"):
+        if not (isinstance(s.get(k), (int, float)) and s[k] > 0):
+            bad.append("%s.%s = %r" % (name, k, s.get(k)))
+if bad:
+    print("bench_smoke: FAIL: punt mixes: %s" % bad)
+    sys.exit(1)
+print("bench_smoke: punt mixes: every figure and ratio present and positive")
 PY

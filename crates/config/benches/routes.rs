@@ -4,11 +4,15 @@
 //!
 //! `cargo bench -p config --bench routes`
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::ctx;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use config::{compile, parse_routes, ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+use config::{compile, parse_routes, ReloadOutcome, ReloadState};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn prefixes() -> String {
@@ -30,15 +34,6 @@ fn prefixes() -> String {
             .map(|i| format!("{}.{}.{}.0/24\n", 1 + (i >> 16), (i >> 8) & 255, i & 255))
             .collect(),
     }
-}
-
-fn ctx() -> RouteContext {
-    let cfg = StartupConfig::parse(
-        Path::new("/x/r.yaml"),
-        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
-    )
-    .unwrap();
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
 }
 
 fn bench(c: &mut Criterion) {

@@ -59,6 +59,8 @@ pub struct CheckSummary {
     pub mempool_bytes: u64,
     /// Routes written in the routes file.
     pub ipv4_routes: usize,
+    /// IPv6 routes written in the routes file.
+    pub ipv6_routes: usize,
     pub labels: usize,
     pub neighbors: usize,
     /// Distinct (port, neighbor, label stack) next hops.
@@ -170,7 +172,7 @@ fn summary(
     let mut groups = std::collections::HashSet::new();
     let mut add = |list: &[routes::NhSpec]| {
         for n in list {
-            nhs.insert((n.port, n.via, n.labels.clone()));
+            nhs.insert((n.port, n.via, n.via6, n.labels.clone()));
         }
         if list.len() > 1 {
             groups.insert(list.to_vec());
@@ -196,8 +198,9 @@ fn summary(
         mbuf_data_room: 0,
         mempool_bytes: 0,
         ipv4_routes: set.ipv4.len(),
+        ipv6_routes: set.ipv6.len(),
         labels: set.labels.len(),
-        neighbors: set.neighbors.len(),
+        neighbors: set.neighbors.len() + set.neighbors6.len(),
         next_hops: nhs.len(),
         ecmp_groups: groups.len(),
         fib,
@@ -246,6 +249,9 @@ pub fn render(result: &Result<CheckSummary, ConfigError>) -> (String, i32) {
                 }
             }
             let _ = writeln!(o, "  ipv4 routes:      {}", s.ipv4_routes);
+            if s.ipv6_routes > 0 {
+                let _ = writeln!(o, "  ipv6 routes:      {}", s.ipv6_routes);
+            }
             let _ = writeln!(o, "  mpls labels:      {}", s.labels);
             let _ = writeln!(o, "  neighbors:        {}", s.neighbors);
             let _ = writeln!(o, "  next hops:        {}", s.next_hops);
@@ -256,6 +262,14 @@ pub fn render(result: &Result<CheckSummary, ConfigError>) -> (String, i32) {
                     "  fib:              {} prefixes (with connected/local), {} labels, {} adjacencies, {} ecmp groups",
                     f.ipv4_routes, f.labels, f.adjacencies, f.ecmp_groups
                 );
+                if f.ipv6_routes > 0 {
+                    let _ = writeln!(
+                        o,
+                        "  fib ipv6:         {} prefixes (with connected/local), lpm6 {}",
+                        f.ipv6_routes,
+                        human_bytes(f.lpm6_bytes)
+                    );
+                }
                 let _ = writeln!(o, "  memory estimate:  {}", human_bytes(f.bytes));
             }
             if !s.ports_checked {

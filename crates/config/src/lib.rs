@@ -20,6 +20,10 @@
 //! line and column of every node ([`yaml`]); serde derives run over that tree ([`de`]),
 //! so unknown keys and type errors come with positions, and semantic checks find the
 //! position of any value through [`de::Spanned`].
+//!
+//! No `unsafe` (`#![forbid(unsafe_code)]`): it lives in dpdk-sys, dpdk and net only.
+
+#![forbid(unsafe_code)]
 
 pub mod check;
 pub mod de;

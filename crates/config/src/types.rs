@@ -2,7 +2,7 @@
 //! from the text a network engineer writes (`10.0.0.1/24`, `02:00:00:00:00:01`).
 
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer};
@@ -144,6 +144,157 @@ impl<'de> Deserialize<'de> for Ip {
     }
 }
 
+/// An IPv6 address with a prefix length (host bits allowed, as for [`Cidr`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cidr6 {
+    /// The address as a big-endian 128-bit integer.
+    pub addr: u128,
+    pub len: u8,
+}
+
+impl Cidr6 {
+    pub fn mask(self) -> u128 {
+        net::fib::mask6(self.len)
+    }
+
+    /// The prefix with host bits cleared.
+    pub fn network(self) -> Cidr6 {
+        Cidr6 {
+            addr: self.addr & self.mask(),
+            len: self.len,
+        }
+    }
+
+    pub fn has_host_bits(self) -> bool {
+        self.addr & !self.mask() != 0
+    }
+
+    pub fn contains(self, ip: u128) -> bool {
+        (ip ^ self.addr) & self.mask() == 0
+    }
+
+    pub fn ip(self) -> Ipv6Addr {
+        Ipv6Addr::from(self.addr)
+    }
+}
+
+impl fmt::Display for Cidr6 {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}/{}", self.ip(), self.len)
+    }
+}
+
+/// Parses an IPv6 address in any RFC 4291 text form.
+pub fn parse_ipv6(s: &str) -> Option<u128> {
+    s.parse::<Ipv6Addr>().ok().map(u128::from)
+}
+
+/// Whether `a` is link-local (fe80::/10): such a next hop needs its port named.
+pub fn is_link_local6(a: u128) -> bool {
+    a >> 118 == 0x3fa
+}
+
+impl FromStr for Cidr6 {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Cidr6, String> {
+        let (a, l) = s.split_once('/').ok_or_else(|| {
+            format!("`{s}` is not a prefix: write ADDRESS/LENGTH, e.g. 2001:db8::/32")
+        })?;
+        let addr = parse_ipv6(a).ok_or_else(|| format!("`{a}` is not an IPv6 address"))?;
+        let len: u8 = l
+            .parse()
+            .ok()
+            .filter(|&n| n <= 128)
+            .ok_or_else(|| format!("prefix length `{l}` must be a number from 0 to 128"))?;
+        Ok(Cidr6 { addr, len })
+    }
+}
+
+impl<'de> Deserialize<'de> for Cidr6 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cidr6, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A prefix of either family: a port address, or a route prefix before it is sorted by
+/// family. The text decides: an IPv6 prefix has a `:`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AnyCidr {
+    V4(Cidr),
+    V6(Cidr6),
+}
+
+impl FromStr for AnyCidr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AnyCidr, String> {
+        if s.contains(':') {
+            s.parse().map(AnyCidr::V6)
+        } else {
+            s.parse().map(AnyCidr::V4)
+        }
+    }
+}
+
+impl fmt::Display for AnyCidr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            AnyCidr::V4(c) => c.fmt(f),
+            AnyCidr::V6(c) => c.fmt(f),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AnyCidr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<AnyCidr, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An address of either family (next hops, neighbors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IpAny {
+    /// Host byte order.
+    V4(u32),
+    V6(u128),
+}
+
+impl IpAny {
+    /// Parses dotted-quad IPv4 or any IPv6 text form.
+    pub fn parse(s: &str) -> Option<IpAny> {
+        if s.contains(':') {
+            parse_ipv6(s).map(IpAny::V6)
+        } else {
+            parse_ipv4(s).map(IpAny::V4)
+        }
+    }
+}
+
+impl fmt::Display for IpAny {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match *self {
+            IpAny::V4(a) => Ipv4Addr::from(a).fmt(f),
+            IpAny::V6(a) => Ipv6Addr::from(a).fmt(f),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for IpAny {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IpAny, D::Error> {
+        let s = String::deserialize(d)?;
+        IpAny::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(if s.contains(':') {
+                format!("`{s}` is not an IPv6 address (e.g. 2001:db8::1 or fe80::1)")
+            } else {
+                format!(
+                    "`{s}` is not an IP address (write IPv4 as four numbers 0..=255, e.g. 10.0.1.2, or IPv6 as e.g. 2001:db8::1)"
+                )
+            })
+        })
+    }
+}
+
 /// An Ethernet MAC address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MacAddr(pub [u8; 6]);
@@ -225,6 +376,33 @@ mod tests {
         assert!("0.0.0.0/0".parse::<Cidr>().unwrap().contains(7));
         assert!("10.0.0.0/33".parse::<Cidr>().is_err());
         assert!("10.0.0.0".parse::<Cidr>().is_err());
+    }
+
+    #[test]
+    fn ipv6_prefixes_and_addresses() {
+        let c: Cidr6 = "2001:db8::1/64".parse().unwrap();
+        assert!(c.has_host_bits());
+        assert_eq!(c.network().to_string(), "2001:db8::/64");
+        assert!(c.contains(0x2001_0db8_0000_0000_ffff_0000_0000_0001));
+        assert!(!c.contains(0x2001_0db8_0000_0001 << 64));
+        assert!("::/0".parse::<Cidr6>().unwrap().contains(7));
+        assert!("2001:db8::/129".parse::<Cidr6>().is_err());
+        assert!("2001:db8::".parse::<Cidr6>().is_err());
+        assert!("2001:db8::g/64".parse::<Cidr6>().is_err());
+        assert_eq!(
+            "10.0.0.1/24".parse::<AnyCidr>().unwrap(),
+            AnyCidr::V4("10.0.0.1/24".parse().unwrap())
+        );
+        assert!(matches!(
+            "fe80::1/64".parse::<AnyCidr>(),
+            Ok(AnyCidr::V6(_))
+        ));
+        assert_eq!(IpAny::parse("10.0.0.1"), Some(IpAny::V4(0x0a000001)));
+        assert_eq!(IpAny::parse("::1"), Some(IpAny::V6(1)));
+        assert_eq!(IpAny::parse("1::2::3"), None);
+        assert!(is_link_local6(0xfe80 << 112));
+        assert!(is_link_local6(0xfebf << 112));
+        assert!(!is_link_local6(0xfec0 << 112));
     }
 
     #[test]

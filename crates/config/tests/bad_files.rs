@@ -1,10 +1,14 @@
 //! Runs every file in `tests/bad/` and compares the diagnostics with its `.expect` file.
 //!
 //! `NAME.routes.yaml` is checked as a routes file against the ports of `bad/_ports.yaml`
-//! (in 10.0.0.1/24, out 10.0.1.1/24, max_label_depth 16); `NAME.startup.yaml` as a
+//! (in 10.0.0.1/24 2001:db8::1/64 fe80::1/64, out 10.0.1.1/24 2001:db8:1::1/64,
+//! max_label_depth 16); `NAME.startup.yaml` as a
 //! startup config. Each `.expect` line is `LINE:COL KEY.PATH: MESSAGE`, in report order;
 //! every diagnostic must match and none may be missing. Run with `BLESS=1` to rewrite
 //! the `.expect` files after a deliberate change (then review the diff).
+#![forbid(unsafe_code)]
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +20,7 @@ fn dir() -> PathBuf {
 
 fn ctx() -> RouteContext {
     let cfg = StartupConfig::load(&dir().join("_ports.yaml")).expect("_ports.yaml is valid");
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
+    common::ctx_of(&cfg)
 }
 
 fn diagnostics(path: &Path) -> ConfigError {

@@ -1,20 +1,14 @@
 //! A reload that derives the new table from the last one must answer exactly like a full
 //! compile of the same routes; checked over a long run of random edits that take the
 //! fast path (compact lines) and the full parse (neighbors' /32 overrides, labels).
+#![forbid(unsafe_code)]
 
-use std::path::Path;
+mod common;
 
-use config::{compile, ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+use common::ctx;
+
+use config::{compile, ReloadOutcome, ReloadState};
 use net::fib::{Adjacency, Fib, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
-
-fn ctx() -> RouteContext {
-    let cfg = StartupConfig::parse(
-        Path::new("/x/r.yaml"),
-        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
-    )
-    .unwrap();
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
-}
 
 /// What a next hop means, independent of adjacency and group ids.
 #[derive(Debug, PartialEq)]

@@ -1,4 +1,5 @@
 //! The shipped files pass `check`, and compile to the table they describe.
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 

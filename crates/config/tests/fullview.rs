@@ -3,12 +3,16 @@
 //! is not asserted); skipped with a message when the data set is absent.
 //!
 //! Figures in release: `cargo test -p config --release --test fullview -- --nocapture`.
+#![forbid(unsafe_code)]
 
+mod common;
+
+use common::ctx;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+use config::{ReloadOutcome, ReloadState};
 use net::fib::{NextHop, RouteTarget};
 
 /// `<repo>/../shared/data/...`, looked up through the ancestors so that git worktrees
@@ -34,15 +38,6 @@ fn data() -> Option<String> {
         .read_to_string(&mut s)
         .unwrap();
     Some(s)
-}
-
-fn ctx() -> RouteContext {
-    let cfg = StartupConfig::parse(
-        Path::new("/x/r.yaml"),
-        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
-    )
-    .unwrap();
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! `/dev/zero`, a file over `max_routes_file_bytes`. Each is refused with a message (and
 //! a position where there is one) without blocking, crashing or reading without end, and
 //! a reload keeps the last good routes.
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,18 +1,13 @@
 //! Reload: a bad file leaves the last good state; a storm of edits ends on the last one.
+#![forbid(unsafe_code)]
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use config::{ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+use common::ctx;
+use std::path::PathBuf;
+
+use config::{ReloadOutcome, ReloadState};
 use net::fib::{Fib, NextHop, RouteTarget};
-
-fn ctx() -> RouteContext {
-    let cfg = StartupConfig::parse(
-        Path::new("/x/r.yaml"),
-        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
-    )
-    .unwrap();
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
-}
 
 /// Next hop of `dst`'s route (last octet of the neighbor), if it has a single one.
 fn via(fib: &Fib, dst: u32) -> Option<u8> {

@@ -1,20 +1,15 @@
 //! Reload edits spread over the routes file (many changed runs of lines): the fast path
 //! must give exactly what a full parse of the new text gives, or fall back to it.
+#![forbid(unsafe_code)]
 
+mod common;
+
+use common::ctx;
 use std::path::Path;
 
 use config::routes::RouteSpec;
-use config::{ReloadOutcome, ReloadState, RouteContext, RouteSet, StartupConfig};
+use config::{ReloadOutcome, ReloadState, RouteSet};
 use proptest::prelude::*;
-
-fn ctx() -> RouteContext {
-    let cfg = StartupConfig::parse(
-        Path::new("/x/r.yaml"),
-        "ports:\n  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24]}\n  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}\n",
-    )
-    .unwrap();
-    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
-}
 
 /// What a set means, independent of spec numbering (the fast path appends new specs to
 /// the running ones; a full parse numbers them by first use).

@@ -76,6 +76,30 @@ unsigned int shim_rte_ring_dequeue_burst(struct rte_ring *r, void **obj_table,
 
 unsigned int shim_rte_ring_count(const struct rte_ring *r) { return rte_ring_count(r); }
 
+struct rte_fib6 *shim_rte_fib6_create_trie(const char *name, int socket_id, int max_routes,
+                                           uint32_t num_tbl8, uint64_t default_nh)
+{
+    struct rte_fib6_conf conf = {
+        .type = RTE_FIB6_TRIE,
+        .default_nh = default_nh,
+        .max_routes = max_routes,
+        .rib_ext_sz = 0,
+        .trie = { .nh_sz = RTE_FIB6_TRIE_4B, .num_tbl8 = num_tbl8 },
+    };
+    return rte_fib6_create(name, socket_id, &conf);
+}
+
+uint64_t shim_rte_malloc_allocated_bytes(void)
+{
+    uint64_t total = 0;
+    for (int s = 0; s < RTE_MAX_NUMA_NODES; s++) {
+        struct rte_malloc_socket_stats st;
+        if (rte_malloc_get_socket_stats(s, &st) == 0)
+            total += st.heap_allocsz_bytes;
+    }
+    return total;
+}
+
 int shim_rte_lpm_lookup(struct rte_lpm *lpm, uint32_t ip, uint32_t *next_hop)
 { return rte_lpm_lookup(lpm, ip, next_hop); }
 

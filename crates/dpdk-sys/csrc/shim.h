@@ -18,6 +18,8 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_lpm.h>
+#include <rte_lpm6.h>
+#include <rte_fib6.h>
 #include <rte_bus_vdev.h>
 #include <rte_version.h>
 #include <rte_malloc.h>
@@ -70,6 +72,11 @@ unsigned int shim_rte_ring_count(const struct rte_ring *r);
 
 /* LPM (the baseline our own Lpm4 is measured against) */
 int shim_rte_lpm_lookup(struct rte_lpm *lpm, uint32_t ip, uint32_t *next_hop);
+/* rte_fib6_create with a TRIE config (its conf holds an anonymous union). */
+struct rte_fib6 *shim_rte_fib6_create_trie(const char *name, int socket_id, int max_routes,
+                                           uint32_t num_tbl8, uint64_t default_nh);
+/* Bytes allocated from the DPDK heaps of all sockets (rte_malloc_get_socket_stats). */
+uint64_t shim_rte_malloc_allocated_bytes(void);
 int shim_rte_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips,
                              uint32_t *next_hops, unsigned int n);
 void shim_rte_lpm_lookupx4(const struct rte_lpm *lpm, const uint32_t ip[4],

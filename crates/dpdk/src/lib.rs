@@ -6,13 +6,14 @@
 //! - a [`TxBuffer`] frees and counts what the PMD refuses;
 //! - a panic in a worker lcore is caught and reported ([`lcore::launch`]).
 //!
-//! This crate and `dpdk-sys` are the only ones allowed `unsafe`; every block says why it
-//! is sound in a `// SAFETY:` comment.
+//! `unsafe` is allowed here, in `dpdk-sys`, and in `net`'s rcu, prefetch and LPM arena
+//! only (see the README); every block says why it is sound in a `// SAFETY:` comment.
 
 mod eal;
 mod error;
 pub mod lcore;
 mod lpm;
+mod lpm6;
 mod mbuf;
 mod mempool;
 mod port;
@@ -23,6 +24,7 @@ mod tx;
 pub use eal::Eal;
 pub use error::{DpdkError, Result};
 pub use lpm::{RteLpm, LPM_MAX_NEXT_HOP};
+pub use lpm6::{heap_allocated_bytes, RteFib6, RteLpm6, LPM6_MAX_NEXT_HOP};
 pub use mbuf::{Burst, Mbuf, BURST_MAX};
 pub use mempool::Mempool;
 pub use port::{link, rx_burst, rx_burst_max, stats, LinkStatus, Port, PortConfig, PortStats};

@@ -106,6 +106,23 @@ impl RteLpm {
         hop
     }
 
+    /// Where lookups read: `(name, address, bytes)` of tbl24 and of the tbl8 groups, for
+    /// reports of the pages backing them (`bench-lookup`).
+    pub fn regions(&self) -> [(&'static str, usize, usize); 2] {
+        let entry = std::mem::size_of::<dpdk_sys::rte_lpm_tbl_entry>();
+        // SAFETY: `raw` is a live table created by rte_lpm_create; reading its tbl8
+        // pointer (set at creation, never changed) races with nothing.
+        let tbl8 = unsafe { (*self.raw.as_ptr()).tbl8 } as usize;
+        [
+            (
+                "tbl24",
+                self.raw.as_ptr() as usize,
+                dpdk_sys::RTE_LPM_TBL24_NUM_ENTRIES as usize * entry,
+            ),
+            ("tbl8", tbl8, self.tbl8s as usize * 256 * entry),
+        ]
+    }
+
     /// Bytes of the lookup tables and rules (tbl24 is fixed at 2^24 entries).
     pub fn memory_bytes(&self) -> usize {
         let entry = 4usize;

@@ -2,6 +2,7 @@
 //!
 //! One EAL per test process (DPDK cannot be initialised twice), shared by the tests
 //! below; each test uses its own vdev and its own mempool so they can run in parallel.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -12,6 +12,10 @@
 //!
 //! It must never panic on input: a bad frame header closes the session (the stream
 //! cannot be resynchronised), a bad message is skipped; both are counted by reason.
+//!
+//! No `unsafe` (`#![forbid(unsafe_code)]`).
+
+#![forbid(unsafe_code)]
 
 pub mod encode;
 pub mod error;

@@ -192,6 +192,13 @@ impl Session {
         n
     }
 
+    /// Replaces the ifindex -> port map (a control interface was recreated with a new
+    /// ifindex). Routes already installed keep their ports; zebra sends the routes over
+    /// the new interface again, and those are resolved with this map.
+    pub fn set_ports(&mut self, ports: PortMap) {
+        self.ports = ports;
+    }
+
     /// A new connection (replacing any previous one).
     pub fn connect(&mut self, now: Instant) {
         self.decoder.reset();

@@ -1,5 +1,6 @@
 //! Decoder tests on bytes built by `netlink-packet-route`'s encoder (routes) and by hand
 //! (next-hop objects), and on malformed input.
+#![forbid(unsafe_code)]
 
 mod harness;
 

@@ -2,6 +2,7 @@
 //! `tests/data/NOTES.md`) replayed through the session: the decoder and the session
 //! must give exactly the routes zebra selected, with and without next-hop groups.
 //! Interfaces in the recording: ifindex 3/5/7 = port0/port1/port2 (10.0.{0,1,2}.1/24).
+#![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! Session tests: resync by mark and sweep, hold time, next-hop groups, replaces and
 //! deletes, bad input counted by reason. Time only moves when the test says so.
+#![forbid(unsafe_code)]
 
 mod harness;
 

@@ -13,6 +13,11 @@
 //! - [`rcu`]: epoch-based (QSBR) publication of `Fib` snapshots to the workers.
 //!
 //! This crate must never allocate, lock or make a syscall on the per-packet path.
+//!
+//! `unsafe` here is confined to [`rcu`] (snapshot publication and reclamation),
+//! [`prefetch`] (a cache hint) and the IPv4 LPM's arena (`fib/lpm4/huge.rs`, `flat.rs`,
+//! `batch.rs`); every other module is safe code. The unit tests of that code run under
+//! Miri (docs/architecture.md, "Unsafe", has the command).
 
 pub mod fib;
 pub mod icmp;

@@ -1,5 +1,6 @@
 //! Lpm6 against naive references (longest match by scan; by hash per length on the full
 //! view): edge cases, property tests, incremental changes, and the real full view.
+#![forbid(unsafe_code)]
 
 mod lpm_common;
 

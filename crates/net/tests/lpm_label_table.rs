@@ -1,4 +1,5 @@
 //! LabelTable against a HashMap reference.
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 

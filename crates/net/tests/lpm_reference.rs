@@ -1,4 +1,5 @@
 //! Lpm4 against a naive reference (longest match by scan): edge cases and property tests.
+#![forbid(unsafe_code)]
 
 mod lpm_common;
 

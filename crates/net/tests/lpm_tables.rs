@@ -1,5 +1,6 @@
 //! Lpm4 on the real tables in shared/data against per-length hash maps, including an
 //! incremental churn on the full table. Skips (with a message) if the data is absent.
+#![forbid(unsafe_code)]
 
 mod lpm_common;
 

@@ -1,4 +1,5 @@
 //! ECMP over labelled traffic: which fields the flow hash uses (RFC 6790 entropy labels).
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 

@@ -4,6 +4,7 @@
 //! and output bytes must be identical for every packet. Frames are mostly addressed to
 //! the input port, else to another station, a MAC one byte off, another port of the
 //! router, broadcast or multicast; sources are sometimes the router's own addresses.
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 

@@ -1,5 +1,6 @@
 //! ICMP generation end to end: punt from the pipeline, build the reply, send it through
 //! the pipeline, decode the result independently.
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 

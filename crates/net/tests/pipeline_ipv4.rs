@@ -1,4 +1,5 @@
 //! IPv4 router and LER imposition behaviour of the pipeline, one test per behaviour.
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 
@@ -196,6 +197,31 @@ fn arp_goes_to_slow_path_and_unknown_ethertypes_are_dropped() {
     assert_eq!(v, Verdict::Drop(DropReason::UnsupportedEthertype));
     let (v, _) = run1(&fib(), eth(0x8848, &lse(100, 0, true, 9)));
     assert_eq!(v, Verdict::Drop(DropReason::UnsupportedEthertype));
+}
+
+#[test]
+fn isis_frames_are_punted_as_control_traffic_other_llc_is_dropped() {
+    // dst, LLC DSAP/SSAP, expected.
+    let punt = Verdict::SlowPath(PuntReason::LinkLocalMulticast);
+    let drop = Verdict::Drop(DropReason::UnsupportedEthertype);
+    for (dst, llc, want) in [
+        ([0x01, 0x80, 0xc2, 0, 0, 0x14], [0xfe, 0xfe], punt),
+        ([0x01, 0x80, 0xc2, 0, 0, 0x15], [0xfe, 0xfe], punt),
+        ([0x09, 0x00, 0x2b, 0, 0, 0x05], [0xfe, 0xfe], punt),
+        // STP (bridge group address, LLC 0x42): not the router's.
+        ([0x01, 0x80, 0xc2, 0, 0, 0x00], [0x42, 0x42], drop),
+        // Another LLC protocol to the IS-IS group.
+        ([0x01, 0x80, 0xc2, 0, 0, 0x15], [0xaa, 0xaa], drop),
+    ] {
+        let mut f = dst.to_vec();
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 9]);
+        f.extend_from_slice(&[0x00, 0x30]); // 802.3 length
+        f.extend_from_slice(&llc);
+        f.extend_from_slice(&[0x03, 0x83]); // UI, IS-IS discriminator
+        f.resize(60, 0);
+        let (v, _) = run1(&fib(), f);
+        assert_eq!(v, want, "{dst:02x?} {llc:02x?}");
+    }
 }
 
 #[test]

@@ -1,4 +1,5 @@
 //! LSR and egress LER behaviour of the pipeline, one test per behaviour.
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 

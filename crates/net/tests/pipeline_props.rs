@@ -1,5 +1,6 @@
 //! Property tests of the pipeline: robustness on arbitrary bytes and invariants of
 //! everything it forwards.
+#![forbid(unsafe_code)]
 
 mod pipeline_support;
 

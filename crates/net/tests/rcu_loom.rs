@@ -21,12 +21,14 @@ impl Snap {
         Snap(UnsafeCell::new(v))
     }
     fn get(&self) -> u64 {
+        // SAFETY: loom's cell hands out a valid pointer and checks the access.
         self.0.with(|p| unsafe { *p })
     }
 }
 
 impl Drop for Snap {
     fn drop(&mut self) {
+        // SAFETY: as in `get`; loom checks that no read overlaps this write.
         self.0.with_mut(|p| unsafe { *p = u64::MAX });
     }
 }

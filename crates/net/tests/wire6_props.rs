@@ -1,5 +1,6 @@
 //! Property tests of the IPv6 wire views: no panic on arbitrary bytes, round trips, and
 //! ICMPv6 checksums against an independent pseudo-header sum and etherparse.
+#![forbid(unsafe_code)]
 
 use net::wire::icmpv6::{Icmpv6Packet, Icmpv6Repr};
 use net::wire::ipv6::{Ipv6Packet, Ipv6Repr, NH_ICMPV6};

@@ -2,6 +2,7 @@
 //! types, fields, options, the ICMPv6 checksum (scapy's `in6_chksum`) and the RFC 4884
 //! extension checksum and RFC 4950 labels. Needs python3 with scapy (`SCAPY_PYTHON`
 //! names the interpreter; default /usr/bin/python3); fails if it is missing.
+#![forbid(unsafe_code)]
 
 use std::io::Write;
 use std::net::Ipv6Addr;

@@ -1,5 +1,6 @@
 //! Property tests of the wire views: no panic on arbitrary bytes, round trips, and the
 //! incremental checksum against a full recompute.
+#![forbid(unsafe_code)]
 
 use net::wire::arp::{ArpPacket, ArpRepr};
 use net::wire::checksum;

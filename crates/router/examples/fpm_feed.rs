@@ -129,7 +129,7 @@ fn main() {
             .enumerate()
             .map(|(i, &(addr, len))| {
                 let host = if len < 32 { addr | 1 } else { addr };
-                router::traffic::FrameSpec {
+                traffic::FrameSpec {
                     dst_mac: [2, 0, 0, 0, 0, 1],
                     dst_ip: host.to_be_bytes(),
                     src_port: 1000 + i as u16,
@@ -138,7 +138,7 @@ fn main() {
                 .build()
             })
             .collect();
-        router::traffic::write_pcap(std::path::Path::new(&p), &frames).unwrap();
+        traffic::write_pcap(std::path::Path::new(&p), &frames).unwrap();
         println!("wrote {} frames to {p}", frames.len());
         return;
     }

@@ -23,14 +23,30 @@ pub enum RuntimeDrop {
     /// A received mbuf chained over several segments: the pipeline reads one segment,
     /// so chains never reach it (the mempool's data room is sized for the largest MTU).
     MultiSegment,
+    /// Punts over their reason's budget ([`crate::punt`]), dropped in the worker.
+    GleanThrottled,
+    TtlExpiredThrottled,
+    FragNeededThrottled,
+    EchoThrottled,
+    ArpThrottled,
+    OtherThrottled,
+    /// Towards a neighbour whose ARP request is outstanding: not punted again.
+    NeighborIncomplete,
 }
 
 impl RuntimeDrop {
     /// Every runtime reason, in counter-index order.
-    pub const ALL: [RuntimeDrop; 3] = [
+    pub const ALL: [RuntimeDrop; 10] = [
         RuntimeDrop::UnknownEgressPort,
         RuntimeDrop::InjectUnknownPort,
         RuntimeDrop::MultiSegment,
+        RuntimeDrop::GleanThrottled,
+        RuntimeDrop::TtlExpiredThrottled,
+        RuntimeDrop::FragNeededThrottled,
+        RuntimeDrop::EchoThrottled,
+        RuntimeDrop::ArpThrottled,
+        RuntimeDrop::OtherThrottled,
+        RuntimeDrop::NeighborIncomplete,
     ];
 
     /// The stable snake_case name (a metric label value).
@@ -39,6 +55,13 @@ impl RuntimeDrop {
             RuntimeDrop::UnknownEgressPort => "unknown_egress_port",
             RuntimeDrop::InjectUnknownPort => "inject_unknown_port",
             RuntimeDrop::MultiSegment => "multi_segment",
+            RuntimeDrop::GleanThrottled => "glean_throttled",
+            RuntimeDrop::TtlExpiredThrottled => "ttl_expired_throttled",
+            RuntimeDrop::FragNeededThrottled => "frag_needed_throttled",
+            RuntimeDrop::EchoThrottled => "echo_throttled",
+            RuntimeDrop::ArpThrottled => "arp_throttled",
+            RuntimeDrop::OtherThrottled => "other_throttled",
+            RuntimeDrop::NeighborIncomplete => "neighbor_incomplete",
         }
     }
 

@@ -1,10 +1,12 @@
 //! Errors of the runtime, each naming what to fix.
 
-/// Why the router could not start or stopped abnormally.
+/// Why the router could not start or stopped abnormally. Each variant keeps the error it
+/// wraps as its `source`; the message names what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum RouterError {
     #[error("DPDK EAL init failed: {error}\n  hint: {hint}")]
     Eal {
+        #[source]
         error: dpdk::DpdkError,
         /// What to fix, from the EAL arguments and the host (see `eal_hint`).
         hint: String,
@@ -13,28 +15,99 @@ pub enum RouterError {
     Port {
         name: String,
         device: String,
+        #[source]
         error: dpdk::DpdkError,
     },
     #[error("mempool: {0}")]
-    Mempool(dpdk::DpdkError),
-    #[error("worker on lcore {lcore}: {msg}")]
-    Worker { lcore: u32, msg: String },
-    #[error("the slow-path thread panicked: {0}")]
-    SlowPath(String),
-    #[error("{0}")]
-    Died(String),
-    #[error("routes: {0}")]
-    Config(String),
+    Mempool(#[source] dpdk::DpdkError),
+    /// The lcore would not take the worker (busy, not enabled).
+    #[error("worker on lcore {lcore}: {source}")]
+    Launch {
+        lcore: u32,
+        #[source]
+        source: dpdk::DpdkError,
+    },
+    /// A worker found no reader slot in the tables' RCU.
     #[error("invalid runtime setup: {0}")]
-    Spec(String),
+    Readers(#[from] net::rcu::RcuError),
+    /// A worker ended abnormally (panicked, or without a result).
+    #[error(transparent)]
+    Worker(#[from] dpdk::lcore::JoinError),
+    #[error("the slow-path thread panicked: {message}")]
+    SlowPath { message: String },
+    #[error("the control-interface thread panicked: {message}")]
+    ControlInterfaceThread { message: String },
+    /// A thread ended while the router was running (its own error, if any, is reported
+    /// in its place when it was joined).
+    #[error("{0} while the router was running")]
+    Died(ThreadDeath),
+    #[error("routes: {}", config_text(.0))]
+    Config(#[from] config::ConfigError),
+    #[error("routes: the routes loader stopped without a result (it panicked)")]
+    LoaderDied,
+    #[error("invalid runtime setup: {0}")]
+    Spec(#[from] SpecError),
+    #[error("invalid runtime setup: spawn {thread}: {source}")]
+    Spawn {
+        thread: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid runtime setup: fpm: cannot listen on {listen}: {source}")]
+    Fpm {
+        listen: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Metrics(#[from] crate::metrics::MetricsError),
     #[error(transparent)]
     Control(#[from] crate::ctlsock::CtlError),
     #[error("signal handler: {0}")]
-    Signal(std::io::Error),
+    Signal(#[source] std::io::Error),
     #[error(transparent)]
     ControlInterface(#[from] crate::cpif::CpifError),
+    /// SIGINT or SIGTERM arrived before any worker started: not a failure (exit 0).
+    #[error("stopped by a signal during startup")]
+    StoppedDuringStartup,
+}
+
+/// A config error's text without its leading "error: " (the binary says "error:" once).
+fn config_text(e: &config::ConfigError) -> String {
+    let t = e.to_string();
+    t.strip_prefix("error: ").map(str::to_owned).unwrap_or(t)
+}
+
+/// Which thread ended while the router was running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ThreadDeath {
+    #[error("the worker on lcore {0} stopped")]
+    Worker(u32),
+    #[error("the control-interface thread stopped")]
+    ControlInterface,
+    #[error("the slow-path thread stopped")]
+    SlowPath,
+}
+
+/// A runtime spec the EAL's lcores or the ports cannot satisfy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error(
+        "no worker lcore: give the EAL at least two lcores (e.g. -l 0,1); \
+         the first runs the control side"
+    )]
+    NoWorkerLcore,
+    #[error("worker lcore {lcore} is not an enabled worker lcore (enabled: {enabled:?})")]
+    LcoreNotEnabled { lcore: u32, enabled: Vec<u32> },
+    #[error("worker on lcore {lcore} polls unknown port index {port}")]
+    UnknownPort { lcore: u32, port: u16 },
+    #[error("worker on lcore {lcore} polls queue {queue} of port {port:?}, which has {rx_queues} rx queues")]
+    UnknownQueue {
+        lcore: u32,
+        queue: u16,
+        port: String,
+        rx_queues: u16,
+    },
 }
 
 /// What most likely made EAL init fail: the file prefix in use by another process, no

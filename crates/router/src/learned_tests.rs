@@ -15,6 +15,7 @@ fn ports() -> Vec<PortIface> {
         name: "in".into(),
         mac: [2, 0, 0, 0, 0, 1],
         mtu: 1500,
+        addresses6: Vec::new(),
         addresses: vec![Cidr::new(Ipv4Addr::new(10, 0, 0, 1), 24)],
     }]
 }

@@ -6,6 +6,10 @@
 //!
 //! What must never happen here: a worker blocking, allocating or taking a lock per packet;
 //! an mbuf that is neither transmitted nor freed and counted.
+//!
+//! No `unsafe` (`#![forbid(unsafe_code)]`): DPDK is reached through the `dpdk` crate.
+
+#![forbid(unsafe_code)]
 
 mod control;
 mod counters;
@@ -24,13 +28,12 @@ mod signals;
 mod slowpath;
 mod spec;
 pub mod trace;
-pub mod traffic;
 mod watch;
 mod worker;
 
 pub use counters::for_tests as counters_for_tests;
 pub use counters::{drop_reason_name, RuntimeDrop, WorkerCounters, WorkerTotals};
-pub use error::RouterError;
-pub use runtime::{run, Routing, RunSummary};
-pub use spec::{IdlePolicy, PortSpec, RuntimeSpec, TestFault, WorkerSpec};
+pub use error::{RouterError, SpecError, ThreadDeath};
+pub use runtime::{Router, RunSummary, Stop};
+pub use spec::{IdlePolicy, PortSpec, Routing, RunOptions, RuntimeSpec, TestFault, WorkerSpec};
 pub use worker::Forwarder;

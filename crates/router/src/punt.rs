@@ -1,17 +1,30 @@
-//! Control traffic first: what a worker punts is classified before it is queued, into a
-//! small control queue (ARP, link-local multicast, TCP/UDP/OSPF to the router) and the
-//! data queue (TTL expiry, glean, fragmentation needed, ICMP to the router, ...), so a
-//! flood of punted data can fill its own queue but never take the control queue's
+//! Control traffic first, then budgets: what a worker punts is classified before it is
+//! queued, into a control queue (ARP, link-local multicast and IS-IS, TCP/UDP/OSPF to the router)
+//! and the data queue (TTL expiry, glean, fragmentation needed, ICMP to the router, ...),
+//! so a flood of punted data can fill its own queue but never take the control queue's
 //! places, and the slow path drains the control queue first.
 //!
-//! The check reads at most the Ethernet, one VLAN tag and the IPv4 protocol byte of a
-//! packet that is already leaving the fast path: no allocation, no lookup.
+//! Before a packet is queued, the worker drops what the slow path would only drop later:
+//! packets towards a neighbour whose ARP request is outstanding ([`marks`]), and punts
+//! over their reason's per-worker budget ([`budget`]). Routing protocols, link-local
+//! multicast and ARP from a neighbour being resolved are classified first: no budget.
+//!
+//! The check reads at most the Ethernet, one VLAN tag and the IPv4 or ARP header of a
+//! packet that is already leaving the fast path: no allocation, no lock, no atomic RMW.
+
+pub mod budget;
+pub mod marks;
+
+use std::sync::Arc;
 
 use crossbeam_channel::{Sender, TrySendError};
 use net::packet::PacketBuf;
 use net::pipeline::PuntReason;
 
+use crate::counters::RuntimeDrop;
 use crate::worker::Punted;
+pub use budget::{Budget, Budgets};
+pub use marks::{Mark, NeighborMarks};
 
 /// Which queue a punted packet goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,24 +65,129 @@ pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
 /// Each costs the slow path little, so draining them first does not starve data.
 pub const CONTROL_QUEUE: usize = 1024;
 
-/// The two queues to the slow path.
+/// First IPv4 destination in a frame (below one VLAN tag and any labels).
+pub fn ipv4_dst(frame: &[u8]) -> Option<u32> {
+    let mut off = 12;
+    let mut et = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
+    off += 2;
+    if et == 0x8100 {
+        et = u16::from_be_bytes([*frame.get(off + 2)?, *frame.get(off + 3)?]);
+        off += 4;
+    }
+    if et == 0x8847 {
+        loop {
+            let w = u32::from_be_bytes(frame.get(off..off + 4)?.try_into().ok()?);
+            off += 4;
+            if w & 0x100 != 0 {
+                break;
+            }
+        }
+    } else if et != 0x0800 {
+        return None;
+    }
+    if frame.get(off)? >> 4 != 4 {
+        return None;
+    }
+    Some(u32::from_be_bytes(
+        frame.get(off + 16..off + 20)?.try_into().ok()?,
+    ))
+}
+
+/// The sender IPv4 address of an (untagged or single-tagged) ARP frame.
+fn arp_sender(frame: &[u8]) -> Option<u32> {
+    let l3 = match frame.get(12..14)? {
+        [0x81, 0x00] => 18,
+        _ => 14,
+    };
+    Some(u32::from_be_bytes(
+        frame.get(l3 + 14..l3 + 18)?.try_into().ok()?,
+    ))
+}
+
+/// How a punt is admitted: without a budget (control traffic), against a budget, or
+/// not at all (its neighbour is incomplete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Priority,
+    Budgeted(Budget),
+    Drop(RuntimeDrop),
+}
+
+/// Decides how packet `frame`, punted for `reason` after arriving on `in_port`, is
+/// admitted, given the incomplete neighbours in `marks`.
+pub fn admission(
+    marks: &NeighborMarks,
+    reason: PuntReason,
+    in_port: u16,
+    frame: &[u8],
+) -> Admission {
+    let incomplete = |m| match marks.contains(m) {
+        true => Admission::Drop(RuntimeDrop::NeighborIncomplete),
+        false => Admission::Budgeted(Budget::Glean),
+    };
+    match reason {
+        PuntReason::Arp => match arp_sender(frame) {
+            Some(ip) if marks.contains(Mark::Addr { port: in_port, ip }) => Admission::Priority,
+            _ => Admission::Budgeted(Budget::Arp),
+        },
+        PuntReason::LinkLocalMulticast => Admission::Priority,
+        PuntReason::LocalDelivery => match punt_class(reason, frame) {
+            PuntClass::Control => Admission::Priority,
+            PuntClass::Data => Admission::Budgeted(Budget::Echo),
+        },
+        PuntReason::TtlExpired { .. } => Admission::Budgeted(Budget::TtlExpired),
+        PuntReason::FragNeeded { .. } => Admission::Budgeted(Budget::FragNeeded),
+        PuntReason::Glean { port } => match ipv4_dst(frame) {
+            Some(ip) => incomplete(Mark::Addr { port, ip }),
+            None => Admission::Budgeted(Budget::Glean),
+        },
+        PuntReason::ArpNeeded { adj } => incomplete(Mark::Adj(adj)),
+        PuntReason::RouterAlert | PuntReason::IpOptions => Admission::Budgeted(Budget::Other),
+    }
+}
+
+/// Why a punt was not queued.
+pub enum Refused {
+    /// Its queue was full (the packet is given back with its class).
+    Full(Punted, PuntClass),
+    /// Dropped in the worker, counted under this reason.
+    Dropped(Punted, RuntimeDrop),
+}
+
+/// One worker's way to the slow path: the two queues, its budgets, and the incomplete
+/// neighbours the slow path marked.
 #[derive(Clone)]
 pub struct PuntQueues {
     pub control: Sender<Punted>,
     pub data: Sender<Punted>,
+    pub budgets: Budgets,
+    pub marks: Arc<NeighborMarks>,
 }
 
 impl PuntQueues {
-    /// Queues `p` by its class; gives it back, with its class, when that queue is full.
+    /// The TSC at the start of the burst about to be dispatched (for the budgets).
     #[inline]
-    pub fn try_send(&self, p: Punted) -> Result<(), (Punted, PuntClass)> {
-        let class = punt_class(p.reason, p.mbuf.data());
+    pub fn begin_burst(&mut self, tsc: u64) {
+        self.budgets.begin_burst(tsc);
+    }
+
+    /// Queues `p` by its class, unless its neighbour is incomplete or it is over budget.
+    #[inline]
+    pub fn try_send(&mut self, p: Punted) -> Result<(), Refused> {
+        let frame = p.mbuf.data();
+        match admission(&self.marks, p.reason, p.in_port, frame) {
+            Admission::Priority => {}
+            Admission::Budgeted(b) if self.budgets.admit(b) => {}
+            Admission::Budgeted(b) => return Err(Refused::Dropped(p, b.throttled())),
+            Admission::Drop(why) => return Err(Refused::Dropped(p, why)),
+        }
+        let class = punt_class(p.reason, frame);
         let q = match class {
             PuntClass::Control => &self.control,
             PuntClass::Data => &self.data,
         };
         q.try_send(p).map_err(|e| match e {
-            TrySendError::Full(p) | TrySendError::Disconnected(p) => (p, class),
+            TrySendError::Full(p) | TrySendError::Disconnected(p) => Refused::Full(p, class),
         })
     }
 }
@@ -112,6 +230,92 @@ mod tests {
             (PuntReason::IpOptions, ipv4(6, false), Data),
         ] {
             assert_eq!(punt_class(reason, &frame), class, "{reason:?}");
+        }
+    }
+
+    fn arp_from(sender: [u8; 4]) -> Vec<u8> {
+        let mut f = vec![0u8; 42];
+        f[12..14].copy_from_slice(&[0x08, 0x06]);
+        f[28..32].copy_from_slice(&sender);
+        f
+    }
+
+    #[test]
+    fn control_first_incomplete_dropped_the_rest_budgeted() {
+        use Admission::*;
+        let marks = NeighborMarks::default();
+        let ip = u32::from_be_bytes([10, 1, 0, 9]);
+        marks.insert(Mark::Addr { port: 1, ip });
+        marks.insert(Mark::Adj(4));
+        let mut to_marked = ipv4(17, false);
+        to_marked[30..34].copy_from_slice(&[10, 1, 0, 9]);
+        let mut labelled = to_marked.clone();
+        labelled.splice(12..14, [0x88, 0x47, 0, 0, 0x11, 0x40]);
+        let incomplete = Drop(RuntimeDrop::NeighborIncomplete);
+        let glean = |port| PuntReason::Glean { port };
+        for (reason, in_port, frame, want) in [
+            // ARP from a neighbour being resolved is control traffic: no budget.
+            (PuntReason::Arp, 1, arp_from([10, 1, 0, 9]), Priority),
+            (
+                PuntReason::Arp,
+                0,
+                arp_from([10, 1, 0, 9]),
+                Budgeted(Budget::Arp),
+            ),
+            (
+                PuntReason::Arp,
+                1,
+                arp_from([10, 1, 0, 8]),
+                Budgeted(Budget::Arp),
+            ),
+            (PuntReason::LinkLocalMulticast, 0, ipv4(89, false), Priority),
+            (PuntReason::LocalDelivery, 0, ipv4(6, false), Priority),
+            (
+                PuntReason::LocalDelivery,
+                0,
+                ipv4(1, false),
+                Budgeted(Budget::Echo),
+            ),
+            (glean(1), 0, to_marked.clone(), incomplete),
+            (glean(1), 0, labelled, incomplete),
+            (glean(2), 0, to_marked.clone(), Budgeted(Budget::Glean)),
+            (glean(1), 0, vec![0; 20], Budgeted(Budget::Glean)),
+            (
+                PuntReason::ArpNeeded { adj: 4 },
+                0,
+                ipv4(6, false),
+                incomplete,
+            ),
+            (
+                PuntReason::ArpNeeded { adj: 5 },
+                0,
+                ipv4(6, false),
+                Budgeted(Budget::Glean),
+            ),
+            (
+                PuntReason::TtlExpired { in_port: 0 },
+                0,
+                ipv4(6, false),
+                Budgeted(Budget::TtlExpired),
+            ),
+            (
+                PuntReason::FragNeeded { in_port: 0, mtu: 1 },
+                0,
+                ipv4(6, false),
+                Budgeted(Budget::FragNeeded),
+            ),
+            (
+                PuntReason::IpOptions,
+                0,
+                ipv4(6, false),
+                Budgeted(Budget::Other),
+            ),
+        ] {
+            assert_eq!(
+                admission(&marks, reason, in_port, &frame),
+                want,
+                "{reason:?}"
+            );
         }
     }
 }

@@ -135,49 +135,7 @@ impl FileWatcher {
         let last_event = last.clone();
         let thread = std::thread::Builder::new()
             .name("routes-watch".into())
-            .spawn(move || {
-                // Whatever ends the thread, the control plane learns that the file is
-                // no longer watched and polls it.
-                let _alive = ClearOnDrop(alive);
-                let mut inotify = inotify;
-                let mut buf = [0u8; 4096];
-                loop {
-                    let events = match inotify.read_events_blocking(&mut buf) {
-                        Ok(ev) => ev,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => {
-                            eprintln!("mplsrouter: routes file watch failed ({e}); polling it");
-                            return;
-                        }
-                    };
-                    let mut changed = false;
-                    let mut gone = false;
-                    for ev in events {
-                        changed |= ev.mask.contains(EventMask::Q_OVERFLOW)
-                            || names
-                                .iter()
-                                .any(|(wd, n)| ev.wd == *wd && ev.name == Some(n.as_os_str()));
-                        // The watch was removed: by `drop`, or the directory went away.
-                        gone |= ev.mask.contains(EventMask::IGNORED);
-                    }
-                    if stopped.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    if changed {
-                        *last_event.lock().unwrap_or_else(|e| e.into_inner()) =
-                            Some(Instant::now());
-                        if !offer(&tx, ControlInput::RoutesFile) {
-                            return;
-                        }
-                    }
-                    if gone {
-                        eprintln!(
-                            "mplsrouter: the routes file's directory is gone; polling for it"
-                        );
-                        return;
-                    }
-                }
-            })?;
+            .spawn(move || watch_events(inotify, names, alive, stopped, last_event, tx))?;
         Ok(FileWatcher {
             watches,
             wds,
@@ -254,6 +212,56 @@ impl Drop for SignalWaker {
         self.handle.close();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+/// The watch thread: reads inotify events until stopped, told the directory is gone, or
+/// the control loop's channel closes; wakes the control loop on a routes-file event.
+fn watch_events(
+    inotify: Inotify,
+    names: Vec<(WatchDescriptor, OsString)>,
+    alive: Arc<AtomicBool>,
+    stopped: Arc<AtomicBool>,
+    last_event: Arc<Mutex<Option<Instant>>>,
+    tx: Sender<ControlInput>,
+) {
+    // Whatever ends the thread, the control plane learns that the file is
+    // no longer watched and polls it.
+    let _alive = ClearOnDrop(alive);
+    let mut inotify = inotify;
+    let mut buf = [0u8; 4096];
+    loop {
+        let events = match inotify.read_events_blocking(&mut buf) {
+            Ok(ev) => ev,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("mplsrouter: routes file watch failed ({e}); polling it");
+                return;
+            }
+        };
+        let mut changed = false;
+        let mut gone = false;
+        for ev in events {
+            changed |= ev.mask.contains(EventMask::Q_OVERFLOW)
+                || names
+                    .iter()
+                    .any(|(wd, n)| ev.wd == *wd && ev.name == Some(n.as_os_str()));
+            // The watch was removed: by `drop`, or the directory went away.
+            gone |= ev.mask.contains(EventMask::IGNORED);
+        }
+        if stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        if changed {
+            *last_event.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+            if !offer(&tx, ControlInput::RoutesFile) {
+                return;
+            }
+        }
+        if gone {
+            eprintln!("mplsrouter: the routes file's directory is gone; polling for it");
+            return;
         }
     }
 }

@@ -17,7 +17,7 @@ use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
 use crate::idle::{Backoff, IdleStep};
-use crate::punt::{PuntClass, PuntQueues};
+use crate::punt::{PuntClass, PuntQueues, Refused};
 use crate::spec::IdlePolicy;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
@@ -100,7 +100,7 @@ impl<F: Forwarder> Worker<F> {
                 let n = rx.len();
                 let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
                 if let (true, Some(t)) = (traced, self.trace.as_mut()) {
-                    t.before(rx.as_slice());
+                    t.before(port, rx.as_slice());
                 }
                 self.forwarder
                     .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);
@@ -108,6 +108,7 @@ impl<F: Forwarder> Worker<F> {
                     t.after(port, rx.as_slice(), &verdicts[..n]);
                 }
                 bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
+                self.punt.begin_burst(t0);
                 self.dispatch(port, &mut rx, &verdicts[..n], &mut drops);
                 drops.free_all();
             }
@@ -165,11 +166,12 @@ impl<F: Forwarder> Worker<F> {
                     };
                     match self.punt.try_send(p) {
                         Ok(()) => slow += 1,
-                        Err((p, class)) => {
+                        Err(Refused::Full(p, class)) => {
                             overflow += 1;
                             overflow_control += (class == PuntClass::Control) as u64;
                             drop(p);
                         }
+                        Err(Refused::Dropped(p, why)) => push_drop(drops, p.mbuf, c, why.index()),
                     }
                 }
             }

@@ -12,11 +12,13 @@ use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use super::{Forwarder, Injected, Punted, Worker};
 use crate::counters::{RuntimeDrop, WorkerCounters};
-use crate::punt::PuntQueues;
+use crate::punt::budget::{Budget, Rate};
+use crate::punt::{Budgets, Mark, NeighborMarks, PuntQueues};
 use crate::spec::IdlePolicy;
 
 /// Decides by the first byte: 0 forward to port 1, 1 forward to port 9 (none), 2 drop
-/// (no route), 3 slow path (ARP: control), 4 slow path (TTL expired: data).
+/// (no route), 3 slow path (ARP: control), 4 slow path (TTL expired: data), 5 slow path
+/// (glean on port 0).
 struct ByFirstByte;
 
 impl Forwarder for ByFirstByte {
@@ -27,6 +29,7 @@ impl Forwarder for ByFirstByte {
                 1 => Verdict::Forward { port: 9 },
                 2 => Verdict::Drop(DropReason::NoRoute),
                 4 => Verdict::SlowPath(PuntReason::TtlExpired { in_port: 0 }),
+                5 => Verdict::SlowPath(PuntReason::Glean { port: 0 }),
                 _ => Verdict::SlowPath(PuntReason::Arp),
             };
         }
@@ -59,6 +62,14 @@ fn frame(first: u8) -> Vec<u8> {
     f
 }
 
+/// An IPv4 frame to `dst` whose first byte picks its verdict (see [`ByFirstByte`]).
+fn ipv4_frame(first: u8, dst: [u8; 4]) -> Vec<u8> {
+    let mut f = frame(first);
+    f[12..15].copy_from_slice(&[0x08, 0x00, 0x45]);
+    f[30..34].copy_from_slice(&dst);
+    f
+}
+
 #[test]
 fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     let eal = eal();
@@ -76,18 +87,22 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     let baseline = pool.in_use();
 
     // Into the loopback ring: 3 to forward, 2 for a port that does not exist, 2 without
-    // a route, a flood of 4 punted data packets (whose queue holds 1) ahead of 2 punted
-    // control packets (whose queue holds 2), and one two-segment chain.
+    // a route, a flood of 4 punted data packets (whose budget admits 3 and whose queue
+    // holds 1) ahead of 2 punted control packets (whose queue holds 2), 2 gleans to a
+    // neighbour marked incomplete and one to another, and one two-segment chain.
     let mut feed = TxBuffer::new(ring, 0);
     for first in [0, 0, 0, 1, 1, 2, 2, 4, 4, 4, 4, 3, 3] {
         feed.push(pool.alloc_with(&frame(first)).unwrap());
+    }
+    for dst in [[10, 1, 0, 9], [10, 1, 0, 9], [10, 1, 0, 8]] {
+        feed.push(pool.alloc_with(&ipv4_frame(5, dst)).unwrap());
     }
     let head = pool.alloc_with(&frame(0)).unwrap();
     let tail = pool.alloc_with(&frame(0)).unwrap();
     let chain = head.chain(tail).map_err(|_| "chain").unwrap();
     assert_eq!(chain.nb_segs(), 2);
     feed.push(chain);
-    assert_eq!(feed.flush(), 14);
+    assert_eq!(feed.flush(), 17);
 
     let (data_tx, data_rx) = crossbeam_channel::bounded::<Punted>(1);
     let (control_tx, control_rx) = crossbeam_channel::bounded::<Punted>(2);
@@ -100,6 +115,17 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     let (control_inject_tx, control_inject_rx) = crossbeam_channel::bounded::<Injected>(1);
     let mbuf = pool.alloc_with(&frame(0)).unwrap();
     control_inject_tx.send(Injected { port: 1, mbuf }).unwrap();
+    // Generous budgets but TTL expiry's: a burst of 3 (1 pps: no refill in this test).
+    let mut rates = [Rate {
+        pps: 1000,
+        burst: 100,
+    }; Budget::ALL.len()];
+    rates[Budget::TtlExpired as usize] = Rate { pps: 1, burst: 3 };
+    let marks = Arc::new(NeighborMarks::default());
+    marks.insert(Mark::Addr {
+        port: 0,
+        ip: u32::from_be_bytes([10, 1, 0, 9]),
+    });
     let counters = Arc::new(WorkerCounters::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let worker = Worker {
@@ -113,6 +139,8 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         punt: PuntQueues {
             control: control_tx,
             data: data_tx,
+            budgets: Budgets::new(&rates, dpdk::tsc_hz()),
+            marks: marks.clone(),
         },
         inject: Some(inject_rx),
         inject_control: Some(control_inject_rx),
@@ -120,14 +148,14 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     };
     let t = std::thread::spawn(move || worker.run());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while counters.snapshot().rx_packets < 14 || counters.snapshot().injected < 3 {
+    while counters.snapshot().rx_packets < 17 || counters.snapshot().injected < 3 {
         assert!(Instant::now() < deadline, "{:?}", counters.snapshot());
         std::thread::sleep(Duration::from_millis(5));
     }
     stop.store(true, Ordering::SeqCst);
     let w = t.join().unwrap().snapshot();
 
-    assert_eq!(w.rx_packets, 14);
+    assert_eq!(w.rx_packets, 17);
     assert_eq!(w.forwarded, 3);
     assert_eq!(w.drops[RuntimeDrop::UnknownEgressPort.index()], 2);
     assert_eq!(w.drops[DropReason::NoRoute.index()], 2);
@@ -137,6 +165,8 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         0,
         "no drop counted as truncated"
     );
+    assert_eq!(w.drops[RuntimeDrop::TtlExpiredThrottled.index()], 1);
+    assert_eq!(w.drops[RuntimeDrop::NeighborIncomplete.index()], 2);
     assert_eq!((w.slow_path, w.punt_overflow), (3, 3));
     assert_eq!(w.punt_overflow_control, 0);
     // The data flood came first and overflowed its own queue; control lost nothing.

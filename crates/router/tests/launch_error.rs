@@ -2,11 +2,12 @@
 //! the second launch finds the lcore busy) stops the lcores already running and returns
 //! the error. Without a stop guard in place before the first launch, the first worker
 //! kept polling and `rte_eal_cleanup` waited for it forever.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::time::Duration;
 
-use router::{IdlePolicy, PortSpec, Routing, RunSummary, RuntimeSpec, WorkerSpec};
+use router::{IdlePolicy, PortSpec, Router, Routing, RuntimeSpec, WorkerSpec};
 
 #[test]
 fn a_failed_launch_stops_the_workers_already_running() {
@@ -67,21 +68,21 @@ fn a_failed_launch_stops_the_workers_already_running() {
         },
         mbuf_data_room: startup.mbuf_data_room(),
         test_fault: None,
-    };
-    let routing = Routing {
-        startup,
-        routes: None,
-        pipeline: Default::default(),
-        icmp: Default::default(),
+        routing: Routing {
+            startup,
+            routes: None,
+            pipeline: Default::default(),
+            icmp: Default::default(),
+        },
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let r: Result<RunSummary, router::RouterError> = router::run(&spec, routing);
+        let r: Result<Router, router::RouterError> = Router::start(spec);
         let _ = tx.send(r.map(|_| ()).map_err(|e| e.to_string()));
     });
     let r = rx
         .recv_timeout(Duration::from_secs(20))
-        .expect("run() returned: the running worker was stopped");
+        .expect("start() returned: the running worker was stopped");
     let e = r.expect_err("the second launch on a busy lcore fails");
     assert!(e.contains("worker on lcore 1"), "{e}");
 }

@@ -1,12 +1,17 @@
 //! The `/metrics` exposition, checked by Prometheus' own `promtool` and over HTTP.
+#![forbid(unsafe_code)]
+
+#[path = "../../../tests/common/oracles.rs"]
+mod oracles;
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use router::counters_for_tests::bump_worker;
 use router::metrics::{render, BuildInfo, ControlStats, IcmpKind, MetricsServer, RouterCollector};
 use router::WorkerCounters;
+
+use oracles::promtool_check;
 
 fn registry(workers: &[Arc<WorkerCounters>], control: Arc<ControlStats>) -> prometheus::Registry {
     let r = prometheus::Registry::new();
@@ -47,26 +52,7 @@ fn exposition_passes_promtool_and_sums_worker_counters() {
     control.icmp(IcmpKind::TimeExceeded);
     let text = render(&registry(&[w1, w2], control));
 
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package prometheus) must be installed: scripts/install-deps.sh");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool rejected the exposition:\n{}{}\n{text}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_check(&text);
 
     assert_eq!(
         value(&text, "mplsrouter_worker_rx_packets_total{worker=\"1\"}"),

@@ -1,5 +1,6 @@
 //! The metrics HTTP server against misbehaving clients: stalled, slow, oversized, and
 //! still connected at shutdown. A scrape must keep working beside all of them.
+#![forbid(unsafe_code)]
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

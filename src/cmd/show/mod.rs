@@ -67,6 +67,10 @@ pub enum What {
     Workers,
     /// The table: generation, sizes, memory, reloads.
     Table,
+    /// The FPM session: state, peer, routes by source, last resync.
+    Fpm,
+    /// The control interfaces (TAP twins of the ports): name, ifindex, port, link.
+    Interfaces,
 }
 
 fn request(w: What) -> Request {
@@ -97,6 +101,8 @@ fn request(w: What) -> Request {
         What::Ports => Request::ShowPorts {},
         What::Workers => Request::ShowWorkers {},
         What::Table => Request::ShowTable {},
+        What::Fpm => Request::ShowFpm {},
+        What::Interfaces => Request::ShowInterfaces {},
     }
 }
 
@@ -114,7 +120,9 @@ pub fn run(a: ShowArgs) -> Result<i32> {
         Reply::Ports { ports } => render::ports(&ports),
         Reply::Workers { workers } => render::workers(&workers),
         Reply::Table(t) => render::table(&t),
-        Reply::Lookup(_) | Reply::Trace { .. } | Reply::Capture { .. } => {
+        Reply::Fpm(f) => render::fpm(&f),
+        Reply::Interfaces { interfaces } => render::interfaces(&interfaces),
+        Reply::Lookup(_) | Reply::Trace { .. } | Reply::Capture(_) => {
             bail!("the router answered a show with something else")
         }
     };

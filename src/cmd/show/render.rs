@@ -238,3 +238,91 @@ pub fn table(t: &TableView) -> String {
         t.rcu_pending
     )
 }
+
+fn unix_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "never".into();
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    format!("{:.1} s ago", now.saturating_sub(ms) as f64 / 1000.0)
+}
+
+pub fn fpm(f: &FpmView) -> String {
+    let mut o = String::new();
+    if !f.enabled {
+        o += "FPM: not configured (no `fpm:` in the startup config)\n";
+    } else {
+        let _ = writeln!(
+            o,
+            "FPM on {}: {}{}",
+            f.listen.as_deref().unwrap_or("?"),
+            f.state,
+            f.peer
+                .as_deref()
+                .map(|p| format!(", peer {p}"))
+                .unwrap_or_default()
+        );
+        let _ = writeln!(
+            o,
+            "  connects {}  messages {}  errors {}  publishes {}  rejected {}",
+            f.connects, f.messages, f.errors, f.publishes, f.rejected
+        );
+        let _ = writeln!(
+            o,
+            "  installed: {} ipv4 routes, {} labels (overridden by the routes file: {}, {})",
+            f.ipv4_routes, f.labels, f.overridden_ipv4_routes, f.overridden_labels
+        );
+        let _ = writeln!(
+            o,
+            "  resyncs {} (last {}), swept {}",
+            f.resyncs,
+            unix_ms(f.last_resync_ms),
+            f.swept
+        );
+    }
+    let by: Vec<String> = f
+        .routes_by_source
+        .iter()
+        .map(|(s, n)| format!("{} {n}", src(*s)))
+        .collect();
+    let _ = writeln!(o, "routes in the table by source: {}", by.join(", "));
+    o
+}
+
+pub fn interfaces(i: &[InterfaceView]) -> String {
+    if i.is_empty() {
+        return "no control interfaces (no `control_interfaces:` in the startup config)\n".into();
+    }
+    let rows: Vec<Vec<String>> = i
+        .iter()
+        .map(|x| {
+            vec![
+                x.name.clone(),
+                x.ifindex.to_string(),
+                x.port.clone(),
+                if x.up { "up" } else { "down" }.into(),
+                x.mac.clone(),
+                x.mtu.to_string(),
+                x.addresses.join(","),
+                x.to_kernel_packets.to_string(),
+                x.from_kernel_packets.to_string(),
+            ]
+        })
+        .collect();
+    columns(
+        &[
+            "NAME",
+            "IFINDEX",
+            "PORT",
+            "LINK",
+            "MAC",
+            "MTU",
+            "ADDRESSES",
+            "UP_PKTS",
+            "DOWN_PKTS",
+        ],
+        &rows,
+    )
+}

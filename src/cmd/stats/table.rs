@@ -44,7 +44,7 @@ pub struct Snapshot {
     pub workers: Vec<Worker>,
     /// Summed over workers, in exposition order.
     pub drops: Vec<(String, f64)>,
-    pub fib: [f64; 6],
+    pub fib: [f64; 9],
     pub reloads_ok: f64,
     pub reloads_error: f64,
     pub last_good_reload: f64,
@@ -57,13 +57,16 @@ pub struct Snapshot {
     pub fpm: Option<super::fpm::Fpm>,
 }
 
-const FIB: [(&str, &str); 6] = [
+const FIB: [(&str, &str); 9] = [
     ("generation", "mplsrouter_fib_generation"),
     ("ipv4 routes", "mplsrouter_fib_ipv4_routes"),
     ("labels", "mplsrouter_fib_labels"),
     ("next hops", "mplsrouter_fib_next_hops"),
     ("ecmp groups", "mplsrouter_fib_ecmp_groups"),
     ("bytes", "mplsrouter_fib_bytes"),
+    ("ipv6 routes", "mplsrouter_fib_ipv6_routes"),
+    ("lpm4 bytes", "mplsrouter_fib_lpm_bytes{family=ipv4}"),
+    ("lpm6 bytes", "mplsrouter_fib_lpm_bytes{family=ipv6}"),
 ];
 
 const SLOW: [(&str, &str); 4] = [
@@ -156,7 +159,11 @@ impl Snapshot {
             ports,
             workers,
             drops,
-            fib: FIB.map(|(_, m)| one(m)),
+            // `+ 0.0`: a sum over no series is -0, shown as 0 (an older router).
+            fib: FIB.map(|(_, m)| match m.split_once("{family=") {
+                Some((name, f)) => sum(e, name, &[("family", f.trim_end_matches('}'))]) + 0.0,
+                None => one(m) + 0.0,
+            }),
             reloads_ok: sum(e, "mplsrouter_reloads_total", &[("result", "ok")]),
             reloads_error: sum(e, "mplsrouter_reloads_total", &[("result", "error")]),
             last_good_reload: one("mplsrouter_last_good_reload_timestamp_seconds"),

@@ -13,10 +13,12 @@
 
 use net::fib::{Fib, FibDelta, Ipv4Route, NextHop, RouteTarget, TtlMode};
 
-use crate::routes::compile::{adjacency, label_entry_of, neighbor_macs, route_of};
+use crate::routes::compile::{
+    adjacency, label_entry_of, neighbor_macs, neighbor_nh, route_of, Macs,
+};
 use crate::routes::{CompileError, LabelSpec, NhSpec, RouteSet};
 use crate::startup::PortIface;
-use crate::types::{Cidr, FastMap};
+use crate::types::{is_link_local6, Cidr, Cidr6, FastMap};
 
 /// What changed between the set the last table was built from and the new one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,6 +27,9 @@ pub(crate) struct RouteChanges {
     pub ipv4_removed: Vec<Cidr>,
     /// Prefixes added or changed, with their spec id in the new set.
     pub ipv4_set: Vec<(Cidr, u32)>,
+    /// The same for IPv6.
+    pub ipv6_removed: Vec<Cidr6>,
+    pub ipv6_set: Vec<(Cidr6, u32)>,
     pub labels_removed: Vec<u32>,
     /// Labels added or changed.
     pub labels_set: Vec<(u32, LabelSpec)>,
@@ -34,6 +39,8 @@ impl RouteChanges {
     pub fn len(&self) -> usize {
         self.ipv4_removed.len()
             + self.ipv4_set.len()
+            + self.ipv6_removed.len()
+            + self.ipv6_set.len()
             + self.labels_removed.len()
             + self.labels_set.len()
     }
@@ -42,7 +49,7 @@ impl RouteChanges {
 struct Ctx<'a> {
     d: FibDelta,
     ports: &'a [PortIface],
-    macs: FastMap<(u16, u32), [u8; 6]>,
+    macs: Macs,
 }
 
 impl Ctx<'_> {
@@ -86,6 +93,20 @@ pub(crate) fn derive(
     {
         return Ok(None);
     }
+    let system6 = |c: &Cidr6| {
+        ports.iter().flat_map(|p| &p.addresses6).any(|a| {
+            (c.len == 128 && c.addr == a.addr)
+                || (a.len < 128 && !is_link_local6(a.addr) && *c == a.network())
+        })
+    };
+    if changes
+        .ipv6_removed
+        .iter()
+        .chain(changes.ipv6_set.iter().map(|(c, _)| c))
+        .any(system6)
+    {
+        return Ok(None);
+    }
     let mut c = Ctx {
         d: base.derive(),
         ports,
@@ -97,12 +118,7 @@ pub(crate) fn derive(
             .flatten();
         match neighbor {
             Some(n) => {
-                let nh = c.next_hop(&[NhSpec {
-                    port: n.port,
-                    via: n.ip,
-                    labels: Vec::new(),
-                    weight: 1,
-                }])?;
+                let nh = c.next_hop(&[neighbor_nh(n.port, n.ip, None)])?;
                 let r = Ipv4Route {
                     target: RouteTarget::NextHop(nh),
                     ttl_mode: TtlMode::Uniform,
@@ -126,6 +142,7 @@ pub(crate) fn derive(
         };
         c.d.replace_ipv4_route(p.addr, p.len, route)?;
     }
+    apply_ipv6(&mut c, set, changes)?;
     for l in &changes.labels_removed {
         c.d.remove_label(*l);
     }
@@ -134,4 +151,40 @@ pub(crate) fn derive(
         c.d.replace_label(*label, entry)?;
     }
     Ok(Some(c.d.build(generation)))
+}
+
+/// The IPv6 part of [`derive`]: as for IPv4, a removed user `/128` over a static
+/// neighbor gives the neighbor its own `/128` back.
+fn apply_ipv6(c: &mut Ctx, set: &RouteSet, changes: &RouteChanges) -> Result<(), CompileError> {
+    for p in &changes.ipv6_removed {
+        let neighbor = (p.len == 128 && !is_link_local6(p.addr))
+            .then(|| set.neighbors6.iter().find(|n| n.ip == p.addr))
+            .flatten();
+        match neighbor {
+            Some(n) => {
+                let nh = c.next_hop(&[neighbor_nh(n.port, 0, Some(n.ip))])?;
+                let r = Ipv4Route {
+                    target: RouteTarget::NextHop(nh),
+                    ttl_mode: TtlMode::Uniform,
+                };
+                c.d.replace_ipv6_route(p.addr, p.len, r)?;
+            }
+            None => {
+                c.d.remove_ipv6_route(p.addr, p.len)?;
+            }
+        }
+    }
+    let mut routes: FastMap<u32, Ipv4Route> = FastMap::default();
+    for &(p, id) in &changes.ipv6_set {
+        let route = match routes.get(&id) {
+            Some(r) => *r,
+            None => {
+                let r = route_of(&set.specs[id as usize], |nhs| c.next_hop(nhs))?;
+                routes.insert(id, r);
+                r
+            }
+        };
+        c.d.replace_ipv6_route(p.addr, p.len, route)?;
+    }
+    Ok(())
 }

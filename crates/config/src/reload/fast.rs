@@ -63,6 +63,10 @@ pub(super) fn layout(text: &str, root: &Node, set: &RouteSet) -> Option<Layout> 
         let NodeKind::Scalar { value, plain: true } = &it.kind else {
             return None;
         };
+        // IPv6 lines go to `RouteSet::ipv6`: the block is no longer one run of `ipv4`.
+        if value.contains(':') {
+            return None;
+        }
         let l = first + k;
         if it.mark.line as usize - 1 != l || line_of(l).get(col..) != Some(value.as_str()) {
             return None;

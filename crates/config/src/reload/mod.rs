@@ -21,28 +21,8 @@
 //! time proportional to the edit; a large change, a neighbor change, or a change to the
 //! prefixes the compiler adds itself falls back to a full [`routes::compile`].
 //!
-//! Cost of a one-line edit of a full view (901,899 routes, 28 MB; `cargo run -p config
-//! --release --example reload_latency -- 100`, 2-core box at load ~7, min / median):
-//! read and compare 5.7 / 10 ms, fast-path check 0.04 ms (0.45 ms when the line's
-//! length changes: the recorded line starts shift), diff 3 us, derive 70 us; all of
-//! `reload()` 5.8 / 10.3 ms, against 13.3 / 20.8 ms for the read-whole-file version
-//! run beside it. A full compile is 150-600 ms. Holding the last text and a copy of
-//! the last table (sharing its LPM blocks) is the memory price.
-//!
-//! Cost of the soak's churn (3006 routes changed all over the full view: 2004 next hops
-//! moved, 1002 withdrawn, and back; tables from `scripts/soak.sh --tables-only DIR`, then
-//! `cargo run -p config --release --example churn_reload -- DIR/a.yaml DIR/b.yaml
-//! DIR/bad.yaml 10`, same box at load ~5, medians): read and diff into 3006 hunks
-//! 30 ms, fast-path check 13 ms, derive 40 ms; all of `reload()` 90 ms (57 ms min),
-//! against 1.19 s (1.09 s min) for the one-span edit (first to last changed line, every
-//! line between reparsed: check 838 ms, diff 273 ms) run beside it. The changed span of
-//! the file is read into a kept buffer (28 MB here) for the line diff.
-//!
-//! An edit that changes a line's length also shifts the saved 28 MB text (about 1.5 ms):
-//! that splice waits until the table is live ([`ReloadState::settle`]). On a quieter box
-//! (load ~3): `reload()` 5.4 / 7.0 ms (same length), 5.7 / 7.5 ms (one byte longer); through
-//! the real binary (`cargo test --release --test reload_live -- --ignored --nocapture`)
-//! the router's read-to-publish median is 7.8 ms (in-place write) and 8.0 ms (rename).
+//! What a reload costs (a one-line edit and the soak's churn of a full view) is in
+//! docs/measurements.md ("Live reload").
 
 use std::path::{Path as FsPath, PathBuf};
 use std::time::{Duration, Instant};
@@ -60,7 +40,7 @@ use source::{Edit, Found};
 
 use crate::diag::{ConfigError, Diagnostic, Diagnostics};
 use crate::routes::{self, RouteContext, RouteSet, RouteSpec};
-use crate::types::{Cidr, FastMap, FastSet};
+use crate::types::{Cidr, Cidr6, FastMap, FastSet};
 
 /// What changed between two route sets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,6 +49,9 @@ pub struct RouteDiff {
     pub ipv4_removed: usize,
     /// Same prefix, different target or TTL mode.
     pub ipv4_changed: usize,
+    pub ipv6_added: usize,
+    pub ipv6_removed: usize,
+    pub ipv6_changed: usize,
     pub labels_added: usize,
     pub labels_removed: usize,
     pub labels_changed: usize,
@@ -99,7 +82,11 @@ impl RouteDiff {
                 let mut b = new.neighbors.clone();
                 a.sort_by_key(|n| (n.ip, n.port));
                 b.sort_by_key(|n| (n.ip, n.port));
-                a != b
+                let mut a6 = old.neighbors6.clone();
+                let mut b6 = new.neighbors6.clone();
+                a6.sort();
+                b6.sort();
+                a != b || a6 != b6
             },
             ..RouteDiff::default()
         };
@@ -144,6 +131,7 @@ impl RouteDiff {
                 .filter(|c| !new_map.contains(c))
                 .collect();
         }
+        keep &= diff6(old, new, &old_to_new, &mut d, &mut ch, max);
         let old_labels: FastMap<u32, _> = old.labels.iter().map(|(l, s)| (*l, s)).collect();
         let mut seen = 0;
         for (l, s) in &new.labels {
@@ -204,6 +192,50 @@ impl RouteDiff {
         d.ipv4_removed = ch.ipv4_removed.len();
         (d, ch)
     }
+}
+
+/// The IPv6 part of [`RouteDiff::with_changes`]; false when more than `max` changed.
+fn diff6(
+    old: &RouteSet,
+    new: &RouteSet,
+    old_to_new: &[Option<u32>],
+    d: &mut RouteDiff,
+    ch: &mut RouteChanges,
+    max: usize,
+) -> bool {
+    let old_map: FastMap<Cidr6, u32> = old.ipv6.iter().copied().collect();
+    let mut seen = 0;
+    for &(c, id) in &new.ipv6 {
+        let changed = match old_map.get(&c) {
+            None => {
+                d.ipv6_added += 1;
+                true
+            }
+            Some(&o) => {
+                seen += 1;
+                let changed = old_to_new[o as usize] != Some(id);
+                d.ipv6_changed += usize::from(changed);
+                changed
+            }
+        };
+        if changed && ch.ipv6_set.len() <= max {
+            ch.ipv6_set.push((c, id));
+        }
+    }
+    d.ipv6_removed = old.ipv6.len() - seen;
+    if d.ipv6_removed + ch.ipv6_set.len() > max {
+        return false;
+    }
+    if d.ipv6_removed > 0 {
+        let new_map: FastSet<Cidr6> = new.ipv6.iter().map(|(c, _)| *c).collect();
+        ch.ipv6_removed = old
+            .ipv6
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| !new_map.contains(c))
+            .collect();
+    }
+    true
 }
 
 /// Time spent in each step of a reload.

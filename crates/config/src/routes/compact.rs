@@ -9,7 +9,7 @@
 //! offending token's byte offset so the caller can turn it into a column.
 //! Parsing allocates only for label stacks and ECMP sets.
 
-use crate::types::{parse_ipv4, Cidr};
+use crate::types::{AnyCidr, Cidr, IpAny};
 
 /// A token and its byte offset in the line.
 pub type Tok<'a> = (&'a str, usize);
@@ -17,7 +17,7 @@ pub type Tok<'a> = (&'a str, usize);
 /// A parsed next hop (positions are byte offsets).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompactNh<'a> {
-    pub via: (u32, usize),
+    pub via: (IpAny, usize),
     pub port: Option<Tok<'a>>,
     /// Labels with their offsets, and the offset of the `push` keyword.
     pub push: Option<(Vec<(u32, usize)>, usize)>,
@@ -93,7 +93,21 @@ pub fn split_prefix(line: &str) -> Option<(Tok<'_>, &str, usize)> {
     Some((p, &line[t.pos..], t.pos))
 }
 
-/// Parses a prefix token (host bits allowed here; the validator reports them).
+/// Parses a prefix token of either family (an IPv6 prefix has a `:`).
+pub fn parse_any_prefix(tok: Tok) -> Result<AnyCidr, CompactError> {
+    if !tok.0.contains(':') {
+        return parse_prefix(tok).map(AnyCidr::V4);
+    }
+    tok.0.parse().map(AnyCidr::V6).map_err(|m| {
+        err(
+            tok.1,
+            m,
+            "write the prefix as ADDRESS/LENGTH, e.g. 2001:db8::/32",
+        )
+    })
+}
+
+/// Parses an IPv4 prefix token (host bits allowed here; the validator reports them).
 pub fn parse_prefix(tok: Tok) -> Result<Cidr, CompactError> {
     tok.0.parse::<Cidr>().map_err(|m| {
         err(
@@ -135,13 +149,21 @@ pub fn parse_target(
             while let Some((_, at)) = kw.take() {
                 let (ip_s, ip_at) = t
                     .next()
-                    .ok_or_else(|| err(at, "`via` needs an IPv4 address", GRAMMAR))?;
-                let ip = parse_ipv4(ip_s).ok_or_else(|| {
-                    err(
-                        ip_at,
-                        format!("`{ip_s}` is not an IPv4 address"),
-                        "write it as four numbers 0..=255, e.g. 10.0.1.2",
-                    )
+                    .ok_or_else(|| err(at, "`via` needs an IP address", GRAMMAR))?;
+                let ip = IpAny::parse(ip_s).ok_or_else(|| {
+                    if ip_s.contains(':') {
+                        err(
+                            ip_at,
+                            format!("`{ip_s}` is not an IPv6 address"),
+                            "write it as eight groups of hex digits, `::` for zeros, e.g. 2001:db8::1",
+                        )
+                    } else {
+                        err(
+                            ip_at,
+                            format!("`{ip_s}` is not an IPv4 address"),
+                            "write it as four numbers 0..=255, e.g. 10.0.1.2",
+                        )
+                    }
                 })?;
                 let mut nh = CompactNh {
                     via: (ip, ip_at),
@@ -255,7 +277,7 @@ mod tests {
             panic!("{r:?}")
         };
         assert_eq!(n.len(), 2);
-        assert_eq!(n[0].via, (0x0a000102, 15));
+        assert_eq!(n[0].via, (IpAny::V4(0x0a000102), 15));
         assert_eq!(n[0].push, Some((vec![(100, 29), (200, 33)], 24)));
         assert_eq!(&line[33..36], "200");
         assert_eq!(n[1].port, Some(("in", 55)));
@@ -267,6 +289,17 @@ mod tests {
                 at: 67
             })
         );
+        let (t, _) = parse_target("via fe80::1 port out push 16", 0).unwrap();
+        let CompactTarget::NextHops(n) = t else {
+            panic!()
+        };
+        assert_eq!(n[0].via, (IpAny::V6(0xfe80 << 112 | 1), 4));
+        assert_eq!(n[0].port, Some(("out", 17)));
+        assert!(matches!(
+            parse_any_prefix(("2001:db8::/32", 0)),
+            Ok(AnyCidr::V6(_))
+        ));
+        assert_eq!(parse_any_prefix(("2001:db8::/129", 3)).unwrap_err().at, 3);
         assert_eq!(
             parse_line("0.0.0.0/0 blackhole").unwrap().target,
             CompactTarget::Blackhole
@@ -296,6 +329,11 @@ mod tests {
                 "1.0.0.0/33 local",
                 0,
                 "prefix length `33` must be a number from 0 to 32",
+            ),
+            (
+                "1.0.0.0/24 via 2001:db8::1::2",
+                15,
+                "`2001:db8::1::2` is not an IPv6 address",
             ),
             (
                 "1.0.0.0/24 local ttl pipe 0",

@@ -9,7 +9,10 @@
 //! File format (see `dpdk-config/routes.example.yaml`):
 //! - `neighbors`: `{ip, mac, port?}` static ARP entries.
 //! - `ipv4`: `{prefix, via | nexthops | blackhole | local, port?, push?, ttl_mode?, pipe_ttl?}`.
-//! - `mpls`: `{in_label, action: swap | swap_and_push | pop | pop_and_lookup, via | nexthops, push?, ...}`.
+//! - `ipv6`: the same; `via` an IPv6 neighbor, or an IPv4 one with `push` (6PE).
+//! - `mpls`: `{in_label, action: swap | swap_and_push | pop | pop_and_lookup, via | nexthops, push?, payload?, ...}`.
+//! - `neighbors`, `routes_compact` and `prefix_groups` take either family (an IPv6
+//!   address or prefix is told by its `:`).
 //! - `routes_compact`: one line per route, see [`compact`].
 //! - `prefix_groups`: `{via | nexthops | blackhole, ..., prefixes: [..] or "| block"}`.
 
@@ -20,7 +23,7 @@ pub(crate) mod validate;
 
 use std::path::Path as FsPath;
 
-use net::fib::{LabelOp, TtlMode};
+use net::fib::{Family, LabelOp, TtlMode};
 
 pub use compile::{compile, CompileError};
 pub use model::ROUTES_KEYS;
@@ -68,11 +71,16 @@ impl RouteContext {
 pub struct NhSpec {
     /// Port id ([`UNKNOWN_PORT`] when checked without ports).
     pub port: u16,
-    /// Host byte order.
+    /// Host byte order; 0 when the neighbor is known by `via6`.
     pub via: u32,
+    /// An IPv6 neighbor (resolved by NDP).
+    pub via6: Option<u128>,
     /// Labels written on egress, outermost first; implicit null already removed.
     pub labels: Vec<u32>,
     pub weight: u32,
+    /// The family the adjacency carries when `labels` is empty (IPv4 whenever labels are
+    /// pushed, so an IPv4 route and a 6PE route through one LSP share an adjacency).
+    pub payload: Family,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -105,14 +113,25 @@ pub struct NeighborSpec {
     pub mac: [u8; 6],
 }
 
+/// A static IPv6 neighbor (static NDP entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Neighbor6Spec {
+    pub ip: u128,
+    pub port: u16,
+    pub mac: [u8; 6],
+}
+
 /// A validated routes file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RouteSet {
     pub neighbors: Vec<NeighborSpec>,
+    pub neighbors6: Vec<Neighbor6Spec>,
     /// Distinct route targets; `ipv4` refers to them by index.
     pub specs: Vec<RouteSpec>,
     /// (prefix, index into `specs`) in file order.
     pub ipv4: Vec<(crate::types::Cidr, u32)>,
+    /// IPv6 prefixes and their index into `specs`, in file order.
+    pub ipv6: Vec<(crate::types::Cidr6, u32)>,
     pub labels: Vec<(u32, LabelSpec)>,
     /// False when checked without ports ([`RouteContext::standalone`]).
     pub ports_checked: bool,
@@ -145,6 +164,7 @@ pub(crate) fn routes_from_node(
                 match *k {
                     "neighbors" => v.neighbors(node, &p),
                     "ipv4" => v.ipv4(node, &p),
+                    "ipv6" => v.ipv6(node, &p),
                     "mpls" => v.mpls(node, &p),
                     "routes_compact" => v.routes_compact(node, &p),
                     _ => v.prefix_groups(node, &p),

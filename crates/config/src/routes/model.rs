@@ -10,12 +10,13 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::de::Spanned;
-use crate::types::{Cidr, Ip, MacAddr};
+use crate::types::{Cidr, Cidr6, IpAny, MacAddr};
 
 /// Top-level keys of a routes file.
 pub const ROUTES_KEYS: &[&str] = &[
     "neighbors",
     "ipv4",
+    "ipv6",
     "mpls",
     "routes_compact",
     "prefix_groups",
@@ -25,7 +26,7 @@ pub const ROUTES_KEYS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NeighborCfg {
-    pub ip: Spanned<Ip>,
+    pub ip: Spanned<IpAny>,
     pub mac: Spanned<MacAddr>,
     /// Defaults to the port whose subnet holds `ip`.
     pub port: Option<Spanned<String>>,
@@ -35,7 +36,7 @@ pub struct NeighborCfg {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NextHopCfg {
-    pub via: Spanned<Ip>,
+    pub via: Spanned<IpAny>,
     pub port: Option<Spanned<String>>,
     /// Labels written on egress, outermost first (pushed for IPv4; replace the in-label
     /// for swap). `3` alone means "no label" (implicit null).
@@ -52,11 +53,17 @@ pub enum TtlModeCfg {
 }
 
 /// An `ipv4` entry.
+pub type Ipv4RouteCfg = RouteCfg<Cidr>;
+/// An `ipv6` entry: the same fields; `via` may be an IPv6 neighbor, or an IPv4 one with
+/// a label stack (6PE, RFC 4798).
+pub type Ipv6RouteCfg = RouteCfg<Cidr6>;
+
+/// An `ipv4` or `ipv6` entry, by its prefix type.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Ipv4RouteCfg {
-    pub prefix: Spanned<Cidr>,
-    pub via: Option<Spanned<Ip>>,
+pub struct RouteCfg<P> {
+    pub prefix: Spanned<P>,
+    pub via: Option<Spanned<IpAny>>,
     pub port: Option<Spanned<String>>,
     pub push: Option<Spanned<Vec<Spanned<u32>>>>,
     pub nexthops: Option<Spanned<Vec<NextHopCfg>>>,
@@ -80,25 +87,35 @@ pub enum MplsAction {
     PopAndLookup,
 }
 
+/// The family of the packet a penultimate-hop pop exposes (`payload:` of an `mpls` pop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PayloadCfg {
+    Ipv4,
+    Ipv6,
+}
+
 /// An `mpls` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MplsEntryCfg {
     pub in_label: Spanned<u32>,
     pub action: Spanned<MplsAction>,
-    pub via: Option<Spanned<Ip>>,
+    pub via: Option<Spanned<IpAny>>,
     pub port: Option<Spanned<String>>,
     pub push: Option<Spanned<Vec<Spanned<u32>>>>,
     pub nexthops: Option<Spanned<Vec<NextHopCfg>>>,
     pub ttl_mode: Option<Spanned<TtlModeCfg>>,
     pub pipe_ttl: Option<Spanned<u8>>,
+    /// For `pop`: what the exposed packet is (default: the family of the next hop).
+    pub payload: Option<Spanned<PayloadCfg>>,
 }
 
 /// Many prefixes sharing one target: the densest form for large tables.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrefixGroupCfg {
-    pub via: Option<Spanned<Ip>>,
+    pub via: Option<Spanned<IpAny>>,
     pub port: Option<Spanned<String>>,
     pub push: Option<Spanned<Vec<Spanned<u32>>>>,
     pub nexthops: Option<Spanned<Vec<NextHopCfg>>>,

@@ -17,17 +17,19 @@ use std::path::{Path as FsPath, PathBuf};
 use serde::Deserialize;
 
 mod fpm;
+mod punt;
 mod validate;
 
 pub use fpm::{
     FpmConfig, LinuxIf, DEFAULT_FPM_LISTEN, DEFAULT_HOLD_TIME_S, DEFAULT_PUBLISH_INTERVAL_MS,
     DEFAULT_RESYNC_MIN_S, DEFAULT_RESYNC_SETTLE_MS,
 };
+pub use punt::{PuntConfig, MAX_PUNT_PPS};
 
 use crate::de::{Decoder, Path, Spanned};
 use crate::diag::{ConfigError, Diagnostic, Diagnostics};
 use crate::read::{self, DEFAULT_MAX_ROUTES_FILE_BYTES};
-use crate::types::{Cidr, MacAddr};
+use crate::types::{AnyCidr, Cidr, Cidr6, MacAddr};
 use crate::yaml::{self, Node};
 
 /// Top-level keys of a startup config (also used to tell the two file kinds apart).
@@ -42,6 +44,7 @@ pub const STARTUP_KEYS: &[&str] = &[
     "routes",
     "icmp_rate_limit",
     "arp",
+    "punt",
     "max_label_depth",
     "ttl_expiry_reply",
     "max_routes_file_bytes",
@@ -90,10 +93,10 @@ pub struct PortConfig {
     /// [`PortConfig::promiscuous`].
     #[serde(default)]
     pub promiscuous: Option<Spanned<bool>>,
-    /// The router's IPv4 addresses on this port, `10.0.0.1/24`; the first is the source
-    /// of ICMP errors sent from this port.
+    /// The router's addresses on this port, `10.0.0.1/24` or `2001:db8:1::1/64`; the
+    /// first of each family is the source of ICMP errors sent from this port.
     #[serde(default)]
-    pub addresses: Vec<Spanned<Cidr>>,
+    pub addresses: Vec<Spanned<AnyCidr>>,
     #[serde(default = "default_mtu")]
     pub mtu: Spanned<u16>,
     #[serde(default = "one")]
@@ -305,6 +308,8 @@ pub struct StartupConfig {
     pub routes: Option<PathBuf>,
     pub icmp_rate_limit: IcmpRateLimit,
     pub arp: ArpConfig,
+    /// Per-reason punt budgets of each worker (`punt:`).
+    pub punt: PuntConfig,
     pub max_label_depth: u8,
     pub ttl_expiry_reply: TtlExpiryReply,
     /// Largest routes file read, at startup, on reload and by `check` (bytes).
@@ -331,7 +336,10 @@ pub struct PortIface {
     pub name: String,
     pub mac: [u8; 6],
     pub mtu: u16,
+    /// IPv4 addresses.
     pub addresses: Vec<Cidr>,
+    /// IPv6 addresses (global or link-local), in file order.
+    pub addresses6: Vec<Cidr6>,
 }
 
 /// A port's Linux twin as the runtime creates it.
@@ -590,7 +598,22 @@ impl StartupConfig {
                 name: p.name.value.clone(),
                 mac: p.mac.map_or_else(|| mac(i as u16), |m| m.0),
                 mtu: p.mtu.value,
-                addresses: p.addresses.iter().map(|a| a.value).collect(),
+                addresses: p
+                    .addresses
+                    .iter()
+                    .filter_map(|a| match a.value {
+                        AnyCidr::V4(c) => Some(c),
+                        AnyCidr::V6(_) => None,
+                    })
+                    .collect(),
+                addresses6: p
+                    .addresses
+                    .iter()
+                    .filter_map(|a| match a.value {
+                        AnyCidr::V6(c) => Some(c),
+                        AnyCidr::V4(_) => None,
+                    })
+                    .collect(),
             })
             .collect()
     }
@@ -640,6 +663,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
         routes: None,
         icmp_rate_limit: IcmpRateLimit::default(),
         arp: ArpConfig::default(),
+        punt: PuntConfig::default(),
         max_label_depth: DEFAULT_MAX_LABEL_DEPTH,
         ttl_expiry_reply: TtlExpiryReply::default(),
         max_routes_file_bytes: DEFAULT_MAX_ROUTES_FILE_BYTES,
@@ -683,6 +707,7 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
             }
             "icmp_rate_limit" => cfg.icmp_rate_limit = d.value(v, &p).unwrap_or_default(),
             "arp" => cfg.arp = d.value(v, &p).unwrap_or_default(),
+            "punt" => cfg.punt = d.value(v, &p).unwrap_or_default(),
             "max_label_depth" => depth = d.value::<Spanned<u8>>(v, &p),
             "ttl_expiry_reply" => cfg.ttl_expiry_reply = d.value(v, &p).unwrap_or_default(),
             "max_routes_file_bytes" => max_routes = d.value::<Spanned<u64>>(v, &p),
@@ -1067,5 +1092,28 @@ colour: red
         assert_eq!(got, ["arp.max_entries", "arp.reachable_ms"]);
         let e = parse(&format!("{DEMO}arp: {{accept: true}}\n")).unwrap_err();
         assert!(e.to_string().contains("accept"), "{e}");
+    }
+
+    #[test]
+    fn punt_budgets_are_optional_and_checked() {
+        let c = parse(DEMO).unwrap();
+        assert_eq!(c.punt, PuntConfig::default());
+        let c = parse(&format!("{DEMO}punt: {{glean_pps: 50, echo_burst: 3}}\n")).unwrap();
+        assert_eq!((c.punt.glean_pps, c.punt.echo_burst), (Some(50), Some(3)));
+        assert_eq!(c.punt.ttl_expired_pps, None);
+        let e = parse(&format!(
+            "{DEMO}punt: {{glean_burst: 0, arp_pps: 0, echo_pps: 20000000, other_pps: 0}}\n"
+        ))
+        .unwrap_err();
+        let got: Vec<String> = e
+            .diagnostics()
+            .unwrap()
+            .0
+            .iter()
+            .map(|d| d.path.clone())
+            .collect();
+        assert_eq!(got, ["punt.glean_burst", "punt.arp_pps", "punt.echo_pps"]);
+        let e = parse(&format!("{DEMO}punt: {{glean: 5}}\n")).unwrap_err();
+        assert!(e.to_string().contains("glean"), "{e}");
     }
 }

@@ -26,6 +26,7 @@ pub(super) fn validate(
         }
     }
     validate_arp(d, cfg, root);
+    super::punt::validate(d, &cfg.punt, root);
     if cfg.mempool.cache > 512 {
         let m = root
             .get("mempool")
@@ -72,6 +73,7 @@ pub(super) fn validate(
         }
     }
     let mut addrs: Vec<(Cidr, usize)> = Vec::new();
+    let mut addrs6: Vec<(Cidr6, usize)> = Vec::new();
     for (i, p) in cfg.ports.iter().enumerate() {
         let pp = Path::Index(&ports_p, port_idx[i]);
         if cfg.ports[..i].iter().any(|q| q.name.value == p.name.value) {
@@ -156,6 +158,13 @@ pub(super) fn validate(
         }
         for (j, a) in p.addresses.iter().enumerate() {
             let ap = Path::Index(&Path::Key(&pp, "addresses"), j);
+            let a = match a.value {
+                AnyCidr::V4(c) => Spanned::new(c, a.mark),
+                AnyCidr::V6(c) => {
+                    check_address6(d, Spanned::new(c, a.mark), &ap, i, &mut addrs6, cfg);
+                    continue;
+                }
+            };
             if a.value.len == 0 || (a.value.len < 31 && !a.value.has_host_bits()) {
                 d.error(
                     a.mark,
@@ -393,4 +402,48 @@ fn is_pci_address(s: &str) -> bool {
         && hex(dev, 2)
         && func.len() == 1
         && func.chars().all(|c| ('0'..='7').contains(&c))
+}
+
+/// An IPv6 port address: a host address with its subnet length, not overlapping another
+/// port's subnet. Link-local subnets (fe80::/64 on every port) may repeat across ports.
+fn check_address6(
+    d: &Decoder,
+    a: Spanned<Cidr6>,
+    ap: &Path,
+    port: usize,
+    seen: &mut Vec<(Cidr6, usize)>,
+    cfg: &StartupConfig,
+) {
+    let c = a.value;
+    if c.len == 0 || (c.len < 127 && !c.has_host_bits()) {
+        d.error(
+            a.mark,
+            ap,
+            format!("{c} is a network address, not an address of this router"),
+            Some(
+                "write the router's own address with the subnet length, e.g. 2001:db8:1::1/64"
+                    .into(),
+            ),
+        );
+    }
+    let ll = crate::types::is_link_local6(c.addr);
+    for (b, owner) in seen.iter() {
+        let overlap = b.network().contains(c.addr) || c.network().contains(b.addr);
+        let both_ll = ll && crate::types::is_link_local6(b.addr);
+        if both_ll && (*owner != port || b.addr != c.addr) {
+            continue;
+        }
+        if overlap {
+            d.error(
+                a.mark,
+                ap,
+                format!(
+                    "{c} overlaps {b} on port `{}`",
+                    cfg.ports[*owner].name.value
+                ),
+                Some("each connected subnet must belong to one port".into()),
+            );
+        }
+    }
+    seen.push((c, port));
 }

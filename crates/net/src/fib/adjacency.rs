@@ -6,6 +6,34 @@ pub const MAX_PUSH: usize = 8;
 /// Bytes of an Ethernet II header without VLAN tag.
 const ETH_LEN: usize = 14;
 
+/// The network-layer family an adjacency carries when it pushes no label: it picks the
+/// ethertype of the template (0x0800 or 0x86DD), and a penultimate-hop pop towards it
+/// must expose a header of that family (the first nibble is checked against it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    #[default]
+    Ipv4,
+    Ipv6,
+}
+
+impl Family {
+    /// The ethertype of a packet of this family without labels.
+    pub fn ethertype(self) -> u16 {
+        match self {
+            Family::Ipv4 => 0x0800,
+            Family::Ipv6 => 0x86DD,
+        }
+    }
+
+    /// The IP version nibble of this family.
+    pub fn version(self) -> u8 {
+        match self {
+            Family::Ipv4 => 4,
+            Family::Ipv6 => 6,
+        }
+    }
+}
+
 /// An egress port, a neighbor and the rewrite that reaches it.
 ///
 /// The rewrite is precomputed as a header template: destination MAC, source MAC,
@@ -29,9 +57,14 @@ pub struct Adjacency {
     pub dst_mac: Option<[u8; 6]>,
     /// The egress port's MAC address.
     pub src_mac: [u8; 6],
-    /// The neighbor's IPv4 address (for ARP and logs).
+    /// The neighbor's IPv4 address (for ARP and logs); zero for a neighbor known only by
+    /// an IPv6 address.
     pub neighbor: [u8; 4],
     labels: [u32; MAX_PUSH],
+    /// The neighbor's IPv6 address, when it is resolved by NDP instead of ARP.
+    pub neighbor6: Option<[u8; 16]>,
+    /// What the template's ethertype says when no label is pushed.
+    pub payload: Family,
 }
 
 impl Adjacency {
@@ -58,6 +91,8 @@ impl Adjacency {
             labels: [0; MAX_PUSH],
             label_count: labels.len() as u8,
             template: [0; ETH_LEN + 4 * MAX_PUSH],
+            neighbor6: None,
+            payload: Family::Ipv4,
         };
         for (i, &l) in labels.iter().enumerate() {
             assert!(l < (1 << 20), "label {l} does not fit in 20 bits");
@@ -65,6 +100,29 @@ impl Adjacency {
         }
         adj.render_template();
         adj
+    }
+
+    /// An adjacency to a neighbor known by its IPv6 address (resolved by NDP); it carries
+    /// IPv6 when it pushes no label. Panics as [`Adjacency::new`] does.
+    pub fn new_v6(
+        port: u16,
+        mtu: u16,
+        neighbor: [u8; 16],
+        dst_mac: Option<[u8; 6]>,
+        src_mac: [u8; 6],
+        labels: &[u32],
+    ) -> Adjacency {
+        let mut adj = Adjacency::new(port, mtu, [0; 4], dst_mac, src_mac, labels);
+        adj.neighbor6 = Some(neighbor);
+        adj.with_payload(Family::Ipv6)
+    }
+
+    /// The same adjacency carrying `family` when it pushes no label (an IPv4 neighbor
+    /// that receives IPv6 after a penultimate-hop pop, say).
+    pub fn with_payload(mut self, family: Family) -> Adjacency {
+        self.payload = family;
+        self.render_template();
+        self
     }
 
     /// The same adjacency with the neighbor's MAC now known (ARP resolved it).
@@ -79,7 +137,11 @@ impl Adjacency {
         let t = &mut self.template;
         t[0..6].copy_from_slice(&self.dst_mac.unwrap_or([0; 6]));
         t[6..12].copy_from_slice(&self.src_mac);
-        let ethertype: u16 = if self.label_count > 0 { 0x8847 } else { 0x0800 };
+        let ethertype: u16 = if self.label_count > 0 {
+            0x8847
+        } else {
+            self.payload.ethertype()
+        };
         t[12..14].copy_from_slice(&ethertype.to_be_bytes());
         for i in 0..self.label_count as usize {
             let word = self.labels[i] << 12;
@@ -153,5 +215,26 @@ mod tests {
         let r = a.with_dst_mac([9; 6]);
         assert!(r.is_resolved());
         assert_eq!(&r.header_template()[0..6], &[9; 6]);
+    }
+
+    #[test]
+    fn ipv6_adjacency_template_and_payload() {
+        let n = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+        let a = Adjacency::new_v6(0, 1500, n, Some([9; 6]), [1; 6], &[]);
+        assert_eq!(&a.header_template()[12..14], &[0x86, 0xdd]);
+        assert_eq!(a.neighbor6, Some(n));
+        assert_eq!(a.payload.version(), 6);
+        // With labels the ethertype is MPLS whatever the payload.
+        let l = Adjacency::new_v6(0, 1500, n, Some([9; 6]), [1; 6], &[16]);
+        assert_eq!(&l.header_template()[12..14], &[0x88, 0x47]);
+        // An IPv4 neighbor receiving IPv6 (PHP) differs from the IPv4 one.
+        let v4 = Adjacency::new(0, 1500, [10, 0, 0, 2], None, [1; 6], &[]);
+        let v6 = v4.clone().with_payload(Family::Ipv6);
+        assert_ne!(v4, v6);
+        assert_eq!(&v6.header_template()[12..14], &[0x86, 0xdd]);
+        assert_eq!(
+            &v6.with_dst_mac([3; 6]).header_template()[12..14],
+            &[0x86, 0xdd]
+        );
     }
 }

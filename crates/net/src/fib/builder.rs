@@ -25,8 +25,8 @@ impl Hasher for KeyHasher {
 }
 
 use super::{
-    AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Fib, Ipv4Route, LabelEntry, LabelOp,
-    LabelTable, Lpm4, NextHop, RouteTarget, MAX_LABEL, MIN_UNRESERVED_LABEL,
+    mask6, AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Fib, Ipv4Route, Ipv6Route, LabelEntry,
+    LabelOp, LabelTable, Lpm4, Lpm6, NextHop, RouteTarget, MAX_LABEL, MIN_UNRESERVED_LABEL,
 };
 
 /// Why the builder refused an entry. The config layer validates first and maps these to
@@ -37,6 +37,10 @@ pub enum FibError {
     BadPrefix { addr: std::net::Ipv4Addr, len: u8 },
     #[error("duplicate prefix {addr}/{len}")]
     DuplicatePrefix { addr: std::net::Ipv4Addr, len: u8 },
+    #[error("IPv6 prefix {addr}/{len} has host bits set or a length over 128")]
+    BadPrefix6 { addr: std::net::Ipv6Addr, len: u8 },
+    #[error("duplicate IPv6 prefix {addr}/{len}")]
+    DuplicatePrefix6 { addr: std::net::Ipv6Addr, len: u8 },
     #[error("label {0} is outside {MIN_UNRESERVED_LABEL}..={MAX_LABEL}")]
     BadInLabel(u32),
     #[error("duplicate in-label {0}")]
@@ -61,6 +65,9 @@ pub struct FibBuilder {
     /// Duplicate check: one probe per prefix, keyed by `addr << 6 | len` (a u64, hashed
     /// by a multiply: SipHash over a million keys was a visible share of a full build).
     prefix_set: HashSet<u64, BuildHasherDefault<KeyHasher>>,
+    /// IPv6 prefixes as (addr, len, route id); duplicates are caught by the set beside.
+    prefixes6: Vec<(u128, u8, u32)>,
+    prefix6_set: HashSet<(u128, u8)>,
     routes: Vec<Ipv4Route>,
     route_ids: HashMap<Ipv4Route, u32>,
     labels: LabelTable,
@@ -69,6 +76,7 @@ pub struct FibBuilder {
     adjacencies: Vec<Adjacency>,
     ecmp: Vec<EcmpGroup>,
     port_addrs: Vec<Option<[u8; 4]>>,
+    port_addrs6: Vec<Option<[u8; 16]>>,
     ipv4_route_count: usize,
 }
 
@@ -102,24 +110,22 @@ impl FibBuilder {
         self.port_addrs[p] = Some(addr);
     }
 
+    /// Records the router's IPv6 address on `port` (source of the ICMPv6 it generates).
+    pub fn set_port_address6(&mut self, port: u16, addr: [u8; 16]) {
+        let p = port as usize;
+        if self.port_addrs6.len() <= p {
+            self.port_addrs6.resize(p + 1, None);
+        }
+        self.port_addrs6[p] = Some(addr);
+    }
+
     /// Adds the IPv4 route `addr/len` (host byte order).
     pub fn add_ipv4_route(&mut self, addr: u32, len: u8, route: Ipv4Route) -> Result<(), FibError> {
         let ip = std::net::Ipv4Addr::from(addr);
         if len > 32 || (len < 32 && addr & (u32::MAX >> len) != 0) {
             return Err(FibError::BadPrefix { addr: ip, len });
         }
-        if let RouteTarget::NextHop(nh) = route.target {
-            self.check_next_hop(nh)?;
-        }
-        let id = match self.route_ids.get(&route) {
-            Some(&id) => id,
-            None => {
-                self.routes.push(route);
-                let id = (self.routes.len() - 1) as u32;
-                self.route_ids.insert(route, id);
-                id
-            }
-        };
+        let id = self.intern_route(route)?;
         if !self
             .prefix_set
             .insert(u64::from(addr) << 6 | u64::from(len))
@@ -129,6 +135,41 @@ impl FibBuilder {
         self.prefixes.push((addr, len, id));
         self.ipv4_route_count += 1;
         Ok(())
+    }
+
+    /// Adds the IPv6 route `addr/len` (the address as a big-endian 128-bit integer).
+    pub fn add_ipv6_route(
+        &mut self,
+        addr: u128,
+        len: u8,
+        route: Ipv6Route,
+    ) -> Result<(), FibError> {
+        check_prefix6(addr, len)?;
+        let id = self.intern_route(route)?;
+        if !self.prefix6_set.insert((addr, len)) {
+            return Err(FibError::DuplicatePrefix6 {
+                addr: addr.into(),
+                len,
+            });
+        }
+        self.prefixes6.push((addr, len, id));
+        Ok(())
+    }
+
+    /// The id of `route`, adding it if new (both families share the ids).
+    fn intern_route(&mut self, route: Ipv4Route) -> Result<u32, FibError> {
+        if let RouteTarget::NextHop(nh) = route.target {
+            self.check_next_hop(nh)?;
+        }
+        Ok(match self.route_ids.get(&route) {
+            Some(&id) => id,
+            None => {
+                self.routes.push(route);
+                let id = (self.routes.len() - 1) as u32;
+                self.route_ids.insert(route, id);
+                id
+            }
+        })
     }
 
     /// Binds an in-label to an entry.
@@ -159,6 +200,7 @@ impl FibBuilder {
         Fib {
             generation,
             lpm: Lpm4::from_prefixes(self.prefixes),
+            lpm6: std::sync::Arc::new(Lpm6::from_prefixes(self.prefixes6)),
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,
@@ -166,6 +208,7 @@ impl FibBuilder {
             adjacencies: self.adjacencies,
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
+            port_addrs6: self.port_addrs6,
             ipv4_route_count: self.ipv4_route_count,
         }
     }
@@ -208,6 +251,17 @@ pub(super) fn check_next_hop(
 pub(super) fn check_prefix(addr: u32, len: u8) -> Result<(), FibError> {
     if len > 32 || (len < 32 && addr & (u32::MAX >> len) != 0) {
         return Err(FibError::BadPrefix {
+            addr: addr.into(),
+            len,
+        });
+    }
+    Ok(())
+}
+
+/// Checks an IPv6 prefix: no host bits, length at most 128.
+pub(super) fn check_prefix6(addr: u128, len: u8) -> Result<(), FibError> {
+    if len > 128 || addr & !mask6(len) != 0 {
+        return Err(FibError::BadPrefix6 {
             addr: addr.into(),
             len,
         });
@@ -275,6 +329,58 @@ mod tests {
         assert_eq!(*fib.route(id), r);
         assert_eq!(fib.lookup_ipv4(0x0c000000), None);
         assert_eq!(fib.stats().ipv4_routes, 2);
+    }
+
+    #[test]
+    fn ipv6_routes_share_route_ids_with_ipv4() {
+        let mut b = FibBuilder::new();
+        let a = b.add_adjacency(adj(&[100]));
+        let r = Ipv4Route {
+            target: RouteTarget::NextHop(NextHop::Adjacency(a)),
+            ttl_mode: TtlMode::Uniform,
+        };
+        let p: u128 = 0x2001_0db8 << 96;
+        b.add_ipv4_route(0x0a000000, 8, r).unwrap();
+        b.add_ipv6_route(p, 32, r).unwrap();
+        b.add_ipv6_route(
+            0,
+            0,
+            Ipv6Route {
+                target: RouteTarget::Blackhole,
+                ..r
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            b.add_ipv6_route(p, 32, r),
+            Err(FibError::DuplicatePrefix6 {
+                addr: p.into(),
+                len: 32
+            })
+        );
+        assert!(matches!(
+            b.add_ipv6_route(p | 1, 32, r),
+            Err(FibError::BadPrefix6 { .. })
+        ));
+        assert!(matches!(
+            b.add_ipv6_route(p, 129, r),
+            Err(FibError::BadPrefix6 { .. })
+        ));
+        let fib = b.build(1);
+        assert_eq!(fib.routes.len(), 2);
+        let id = fib.lookup_ipv6(p | 0xffff).unwrap();
+        assert_eq!(id, fib.lookup_ipv4(0x0a000001).unwrap());
+        assert_eq!(
+            fib.route(fib.lookup_ipv6(1).unwrap()).target,
+            RouteTarget::Blackhole
+        );
+        let mut out = [0; 2];
+        fib.lookup_ipv6_batch(&[p, 1], &mut out);
+        assert_eq!(out[0], id);
+        let s = fib.stats();
+        assert_eq!((s.ipv4_routes, s.ipv6_routes), (1, 2));
+        assert!(s.lpm6_bytes > 0 && s.bytes > s.lpm6_bytes);
+        assert_eq!(fib.port_address6(0), None);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! A full view has ~900k prefixes but only a few hundred routes, adjacencies and ECMP
 //! groups. [`Fib::derive`] clones the running snapshot: the [`Lpm4`] shares its /8
-//! blocks (copy-on-write) and the small vectors are copied; the interning maps for
+//! blocks (copy-on-write), the [`Lpm6`] is shared whole until the first IPv6 edit
+//! copies it, and the small vectors are copied; the interning maps for
 //! routes, adjacencies and groups are built from them (a few hundred entries) the first
 //! time an edit needs one. Each
 //! edit then touches one prefix or one label; [`FibDelta::build`] moves the result into
@@ -15,16 +16,19 @@
 
 use std::collections::HashMap;
 
-use super::builder::{check_label, check_next_hop, check_prefix};
+use std::sync::Arc;
+
+use super::builder::{check_label, check_next_hop, check_prefix, check_prefix6};
 use super::{
-    AdjId, Adjacency, EcmpGroup, EcmpId, Fib, FibError, Ipv4Route, LabelEntry, LabelTable, Lpm4,
-    RouteTarget,
+    AdjId, Adjacency, EcmpGroup, EcmpId, Fib, FibError, Ipv4Route, Ipv6Route, LabelEntry,
+    LabelTable, Lpm4, Lpm6, RouteTarget,
 };
 
 /// A snapshot being derived from a running [`Fib`]; see the module docs.
 #[derive(Debug)]
 pub struct FibDelta {
     lpm: Lpm4,
+    lpm6: Arc<Lpm6>,
     routes: Vec<Ipv4Route>,
     route_ids: Option<HashMap<Ipv4Route, u32>>,
     labels: LabelTable,
@@ -35,6 +39,7 @@ pub struct FibDelta {
     ecmp: Vec<EcmpGroup>,
     ecmp_ids: Option<HashMap<Vec<(AdjId, u32)>, EcmpId>>,
     port_addrs: Vec<Option<[u8; 4]>>,
+    port_addrs6: Vec<Option<[u8; 16]>>,
 }
 
 impl Fib {
@@ -42,6 +47,7 @@ impl Fib {
     pub fn derive(&self) -> FibDelta {
         FibDelta {
             lpm: self.lpm.clone(),
+            lpm6: Arc::clone(&self.lpm6),
             routes: self.routes.clone(),
             route_ids: None,
             labels: self.labels.clone(),
@@ -52,6 +58,7 @@ impl Fib {
             ecmp: self.ecmp.clone(),
             ecmp_ids: None,
             port_addrs: self.port_addrs.clone(),
+            port_addrs6: self.port_addrs6.clone(),
         }
     }
 }
@@ -135,6 +142,17 @@ impl FibDelta {
         route: Ipv4Route,
     ) -> Result<Option<Ipv4Route>, FibError> {
         check_prefix(addr, len)?;
+        let id = self.intern_route(route)?;
+        let old = self.lpm.get(addr, len);
+        if old == Some(id) {
+            return Ok(Some(route));
+        }
+        self.lpm.insert(addr, len, id);
+        Ok(old.map(|o| self.routes[o as usize]))
+    }
+
+    /// The id of `route` (either family), adding it if new.
+    fn intern_route(&mut self, route: Ipv4Route) -> Result<u32, FibError> {
         if let RouteTarget::NextHop(nh) = route.target {
             check_next_hop(&self.adjacencies, &self.ecmp, nh)?;
         }
@@ -142,7 +160,7 @@ impl FibDelta {
         let ids = self
             .route_ids
             .get_or_insert_with(|| index(routes.iter().copied()));
-        let id = match ids.get(&route) {
+        Ok(match ids.get(&route) {
             Some(&id) => id,
             None => {
                 routes.push(route);
@@ -150,13 +168,53 @@ impl FibDelta {
                 ids.insert(route, id);
                 id
             }
-        };
-        let old = self.lpm.get(addr, len);
+        })
+    }
+
+    /// The route currently bound to exactly the IPv6 prefix `addr/len`.
+    pub fn ipv6_route(&self, addr: u128, len: u8) -> Option<Ipv6Route> {
+        (len <= 128)
+            .then(|| self.lpm6.get(addr, len))
+            .flatten()
+            .map(|id| self.routes[id as usize])
+    }
+
+    /// Binds the IPv6 prefix `addr/len` to `route`, adding or replacing; returns the route
+    /// it replaced. The first IPv6 edit of a derivation copies the [`Lpm6`].
+    pub fn replace_ipv6_route(
+        &mut self,
+        addr: u128,
+        len: u8,
+        route: Ipv6Route,
+    ) -> Result<Option<Ipv6Route>, FibError> {
+        check_prefix6(addr, len)?;
+        let id = self.intern_route(route)?;
+        let old = self.lpm6.get(addr, len);
         if old == Some(id) {
             return Ok(Some(route));
         }
-        self.lpm.insert(addr, len, id);
+        Arc::make_mut(&mut self.lpm6).insert(addr, len, id);
         Ok(old.map(|o| self.routes[o as usize]))
+    }
+
+    /// Unbinds the IPv6 prefix `addr/len`; returns the route it had.
+    pub fn remove_ipv6_route(
+        &mut self,
+        addr: u128,
+        len: u8,
+    ) -> Result<Option<Ipv6Route>, FibError> {
+        check_prefix6(addr, len)?;
+        if self.lpm6.get(addr, len).is_none() {
+            return Ok(None);
+        }
+        Ok(Arc::make_mut(&mut self.lpm6)
+            .remove(addr, len)
+            .map(|id| self.routes[id as usize]))
+    }
+
+    /// Number of IPv6 prefixes bound.
+    pub fn ipv6_route_count(&self) -> usize {
+        self.lpm6.len()
     }
 
     /// Unbinds `addr/len`; returns the route it had.
@@ -228,6 +286,7 @@ impl FibDelta {
             generation,
             ipv4_route_count: self.lpm.len(),
             lpm: self.lpm,
+            lpm6: self.lpm6,
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,
@@ -235,6 +294,7 @@ impl FibDelta {
             adjacencies: self.adjacencies,
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
+            port_addrs6: self.port_addrs6,
         }
     }
 }

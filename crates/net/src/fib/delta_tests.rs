@@ -234,3 +234,91 @@ fn interning_reuses_equal_items_and_checks_references() {
     assert_eq!(base.adjacency(1), &adj(2, &[]));
     assert_eq!(base.lookup_ipv4(0x0a010101), None);
 }
+
+type Model6 = BTreeMap<(u128, u8), Ipv4Route>;
+
+fn scratch6(m: &Model6) -> Fib {
+    let mut b = base_builder();
+    for (&(a, l), &r) in m {
+        b.add_ipv6_route(a, l, r).unwrap();
+    }
+    b.build(1)
+}
+
+/// Addresses in two /32s of 2001:db8::/29 so edits overlap and nest.
+fn addr6() -> impl Strategy<Value = u128> {
+    (0u128..2, any::<u128>()).prop_map(|(b, x)| ((0x2001_0db8 + b) << 96) | (x >> 32))
+}
+
+fn apply6(m: &mut Model6, d: &mut super::FibDelta, add: bool, a: u128, l: u8, r: u8) {
+    let p = (a & super::super::mask6(l), l);
+    if add {
+        let old = d.replace_ipv6_route(p.0, p.1, route(r)).unwrap();
+        assert_eq!(old, m.insert(p, route(r)));
+    } else {
+        assert_eq!(d.remove_ipv6_route(p.0, p.1).unwrap(), m.remove(&p));
+    }
+}
+
+fn same_answers6(a: &Fib, b: &Fib, m: &Model6, keys: &[u128]) {
+    let ends = m
+        .keys()
+        .flat_map(|&(p, l)| [p, p | !super::super::mask6(l)]);
+    for k in keys.iter().copied().chain(ends) {
+        let ra = a.lookup_ipv6(k).map(|id| *a.route(id));
+        let rb = b.lookup_ipv6(k).map(|id| *b.route(id));
+        assert_eq!(ra, rb, "lookup {:#x}", k);
+        assert_eq!(
+            a.ipv6_longest_match(k).map(|(_, _, r)| *r),
+            ra,
+            "longest match {k:#x}"
+        );
+    }
+    assert_eq!(a.stats().ipv6_routes, m.len());
+    assert_eq!(b.stats().ipv6_routes, m.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn derived_ipv6_equals_scratch(
+        init in proptest::collection::vec((any::<bool>(), addr6(), 0u8..129, 0u8..14), 0..40),
+        edits in proptest::collection::vec((any::<bool>(), addr6(), 0u8..129, 0u8..14), 1..30),
+        keys in proptest::collection::vec(addr6(), 100),
+    ) {
+        let mut m = Model6::new();
+        let mut d = base_builder().build(0).derive();
+        for &(add, a, l, r) in &init {
+            apply6(&mut m, &mut d, add || l % 3 == 0, a, l, r);
+        }
+        let base = scratch6(&m);
+        let before = m.clone();
+        let mut d = base.derive();
+        for &(add, a, l, r) in &edits {
+            apply6(&mut m, &mut d, add, a, l, r);
+        }
+        let derived = d.build(2);
+        same_answers6(&derived, &scratch6(&m), &m, &keys);
+        same_answers6(&base, &scratch6(&before), &before, &keys);
+    }
+}
+
+#[test]
+fn ipv4_edits_share_the_ipv6_table() {
+    let mut b = base_builder();
+    b.add_ipv6_route(0x2001_0db8 << 96, 32, route(4)).unwrap();
+    let base = b.build(1);
+    let mut d = base.derive();
+    d.replace_ipv4_route(0x0a000000, 8, route(4)).unwrap();
+    let next = d.build(2);
+    assert!(std::ptr::eq(base.lpm6(), next.lpm6()));
+    let mut d = next.derive();
+    assert_eq!(d.remove_ipv6_route(0x2001_0db9 << 96, 32), Ok(None));
+    d.replace_ipv6_route(0x2001_0db9 << 96, 32, route(5))
+        .unwrap();
+    let last = d.build(3);
+    assert!(!std::ptr::eq(next.lpm6(), last.lpm6()));
+    assert_eq!(next.stats().ipv6_routes, 1);
+    assert_eq!(last.stats().ipv6_routes, 2);
+}

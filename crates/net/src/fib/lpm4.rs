@@ -12,65 +12,10 @@
 //! resolve in one node, /25-/30 in two. DXR is as small but ends in a binary search
 //! (several dependent loads); a Tree Bitmap needs more loads per level.
 //!
-//! The lookup form is what the measurements shaped (`mplsrouter bench-lookup`, full
-//! view, random keys, on the 2-core VM: Emerald Rapids, 2 MiB L2 per core, 300 MiB L3):
-//! - One top array and one arena for all records, instead of per-block arrays behind
-//!   `Arc`s: a lookup is three dependent loads (top entry, record header, leaf) with no
-//!   pointer chasing through block headers.
-//! - A record holds its node's bitmaps, child offsets and leaves together, leaves as u16
-//!   when every value fits, and is placed so that one that fits a cache line does not
-//!   straddle two: the leaf usually comes with the header's line or the next one.
-//!   Full view: 5.0 MiB (1 MiB top, 4 MiB records) instead of 6.2 MiB.
-//! - Both live in 2 MiB-aligned mappings advised `MADV_HUGEPAGE` (`huge.rs`): a table is
-//!   a handful of TLB entries instead of ~1,300 4 KiB pages. Small tables (under 2 MiB
-//!   written) stay on plain pages, and a fresh layout writes only the top entries of /8
-//!   blocks that have prefixes into a zeroed mapping: a table of a few routes builds in
-//!   ~25 us instead of ~0.7 ms (`examples/lpm_build.rs`), which the fuzz targets and
-//!   tests that build a table per case need.
-//! - The batched lookup reads all top entries of a burst first, prefetching each record,
-//!   then finishes the keys (`batch.rs`).
-//!
-//! Together these took the batched lookup from 0.8x to 1.4-1.6x `rte_lpm`'s best batched
-//! API on the full view (1.0x to 1.7x on the 2014 RIB), measured side by side on the
-//! loaded VM (README; `batch.rs` has the variants that lost). On a host where this
-//! table fits in L3 and `rte_lpm`'s 64 MiB tbl24 does not (session 3's AMD EPYC VM,
-//! 8 MiB L3, idle) the ratio is 2.41-2.47x on both tables; on the Intel VM of session 2,
-//! whose L3 holds tbl24, the quiet ratio was 1.40x, and a probe of random loads over
-//! arrays of each size (independent keys, so
-//! the core overlaps their misses as in a batch; ns per key, one run while a build
-//! used the other core) shows why:
-//!
-//! | array | 1 load | 2 dependent | 3 dependent |
-//! | --- | --- | --- | --- |
-//! | 1 MiB | 0.9 | 1.2 | 1.9 |
-//! | 4 MiB | 2.4-2.5 | 3.8-4.4 | 5.2-5.9 |
-//! | 8 MiB | 3.1-3.3 | 4.7-4.9 | 6.8 |
-//! | 64 MiB, 4 KiB pages | 9.3 | 18.0 | 26.4 |
-//! | 64 MiB, hugepages | 7.7 | 13.9 | 21.4 |
-//!
-//! `rte_lpm` is the 64 MiB single load (its bulk lookup ran at 8.6 ns then), this table
-//! is about the three dependent loads in 5 MiB with the first in 1 MiB, so about 1.6-1.8x
-//! is what three dependent loads allow against one, and about 1.4x against an `rte_lpm`
-//! on hugepages (not measurable here: the EAL has no hugetlbfs pages).
-//!
-//! Two dependent loads instead of three do not help, measured: each /18 with nodes laid
-//! out as its 64 leaves expanded (u16, 128 bytes, the top bit marking the rare /25+
-//! child; top entry, leaf), with the batch prefetching the leaf's own line, made the
-//! full view 8.97 MiB instead of 4.86 and lost: `examples/lpm_lookup.rs`, the two
-//! binaries alternating, three runs each on the loaded VM (load 3.5-4.7), batched
-//! 112.2/109.5/108.9 against 124.3/119.1/123.8 Mlookups/s, single 45.8/51.4/50.0
-//! against 62.6/51.6/64.4. In a batch the misses overlap, so what sets the rate is how
-//! many lines a lookup fetches from beyond L2 and how much of the table L2 holds, not
-//! the length of the chain: the compressed record's leaf is usually in its header's
-//! line, and 4 MiB of records hit L2 more often than 8 MiB of leaves. Prefetching the
-//! line after each record too (for the leaf that spills over) was no better either
-//! (149.1/139.2/130.4 against 152.9/126.4/154.4). Size alone is not it either: packing
-//! the records without the line padding (3.97 MiB instead of 4.86) made single lookups
-//! faster but batched ones slower (seven alternating runs, medians: single 54.4 against
-//! 43.7, batched 110.9 against 114.1), presumably because more leaves then sit in a
-//! second line. What is left to try is a table that is smaller
-//! without spreading a lookup over more lines (the published Poptrie keeps a full
-//! table in 2.4 MiB, this one 4.9 MiB).
+//! The lookup form (one top array and one arena of cache-line-placed records on
+//! hugepage-capable mappings, a batched lookup that prefetches) is what the
+//! measurements shaped; they, and the variants that lost, are in
+//! docs/measurements.md ("IPv4 LPM").
 //!
 //! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
 //! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
@@ -351,6 +296,12 @@ impl Lpm4 {
             + std::mem::size_of_val(&*self.blocks)
             + std::mem::size_of_val(&*self.inherit)
             + self.short.capacity() * std::mem::size_of::<Pfx>()
+    }
+
+    /// Where lookups read: `(name, address, bytes)` of the top array and of the used part
+    /// of the record arena; for reports of the pages backing them (`bench-lookup`).
+    pub fn memory_regions(&self) -> [(&'static str, usize, usize); 2] {
+        self.flat.regions()
     }
 
     /// Whether the lookup form stores u16 leaves (every value is below 65535).

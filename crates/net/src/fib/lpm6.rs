@@ -125,6 +125,13 @@ impl Lpm6 {
         self.arrays.shape()
     }
 
+    /// The prefixes whose address lies in `lo..=hi`, in (address, length) order.
+    pub fn range(&self, lo: u128, hi: u128) -> impl Iterator<Item = (u128, u8, u32)> + '_ {
+        self.prefixes
+            .range((lo, 0)..=(hi, 128))
+            .map(|(&(a, l), &v)| (a, l, v))
+    }
+
     /// Every prefix and value, in address order.
     pub fn to_vec(&self) -> Vec<(u128, u8, u32)> {
         self.prefixes

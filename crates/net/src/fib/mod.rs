@@ -8,8 +8,9 @@
 //! - IPv4: [`Lpm4`] maps the destination to a route id; `routes[id]` is an [`Ipv4Route`]
 //!   (target + TTL mode). Routes are interned, so a full table has only as many distinct
 //!   route ids as distinct (next hop, TTL mode) pairs: a few hundred, not a million.
-//! - IPv6: [`Lpm6`] (same values, same role) is built and tested but not yet part of a
-//!   [`Fib`] (issue 20).
+//! - IPv6: [`Lpm6`] maps the destination to a route id in the same `routes` (one interned
+//!   set for both families: an IPv6 route and an IPv4 route with the same target share
+//!   an id). 6PE is an IPv6 route whose adjacency is an IPv4 neighbor pushing labels.
 //! - MPLS: [`LabelTable`] maps the top label to an index into `label_entries`, a
 //!   [`LabelEntry`] (operation, next hop, TTL mode).
 //! - A [`NextHop`] is an [`Adjacency`] or an [`EcmpGroup`] of adjacencies, resolved with
@@ -26,7 +27,9 @@ pub mod prefix_list;
 pub mod prefix_list6;
 mod view;
 
-pub use adjacency::{Adjacency, MAX_PUSH};
+use std::sync::Arc;
+
+pub use adjacency::{Adjacency, Family, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
 pub use delta::FibDelta;
 pub use ecmp::{EcmpError, EcmpGroup, ECMP_BUCKETS};
@@ -38,7 +41,7 @@ pub use lpm6::{mask6, Lpm6};
 pub type AdjId = u32;
 /// Index of an [`EcmpGroup`] in a [`Fib`].
 pub type EcmpId = u32;
-/// Index of an [`Ipv4Route`] in a [`Fib`], the value stored in the [`Lpm4`].
+/// Index of an [`Ipv4Route`] in a [`Fib`], the value stored in the [`Lpm4`] and [`Lpm6`].
 pub type RouteId = u32;
 
 /// Lowest label that may be bound to a label entry (0..=15 are reserved, RFC 3032).
@@ -90,6 +93,10 @@ pub struct Ipv4Route {
     pub ttl_mode: TtlMode,
 }
 
+/// An IPv6 route has the same shape as an IPv4 one (target plus TTL mode, the hop limit
+/// standing for the TTL); both live in one interned `routes` vector.
+pub type Ipv6Route = Ipv4Route;
+
 /// What a label-switching router does with a packet whose top label matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LabelOp {
@@ -118,6 +125,10 @@ pub struct LabelEntry {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FibStats {
     pub ipv4_routes: usize,
+    pub ipv6_routes: usize,
+    /// Bytes a lookup can read in the [`Lpm4`] and the [`Lpm6`], each.
+    pub lpm4_bytes: usize,
+    pub lpm6_bytes: usize,
     pub labels: usize,
     pub adjacencies: usize,
     pub ecmp_groups: usize,
@@ -132,6 +143,9 @@ pub struct FibStats {
 pub struct Fib {
     pub(crate) generation: u64,
     pub(crate) lpm: Lpm4,
+    /// Shared between snapshots until one changes an IPv6 prefix (copy-on-write), so an
+    /// IPv4-only reload does not copy the IPv6 table.
+    pub(crate) lpm6: Arc<Lpm6>,
     pub(crate) routes: Vec<Ipv4Route>,
     pub(crate) labels: LabelTable,
     pub(crate) label_entries: Vec<LabelEntry>,
@@ -142,6 +156,8 @@ pub struct Fib {
     pub(crate) ecmp: Vec<EcmpGroup>,
     /// The router's IPv4 address on each port (source of ICMP errors), by port id.
     pub(crate) port_addrs: Vec<Option<[u8; 4]>>,
+    /// The router's IPv6 address on each port (source of ICMPv6 errors), by port id.
+    pub(crate) port_addrs6: Vec<Option<[u8; 16]>>,
     pub(crate) ipv4_route_count: usize,
 }
 
@@ -168,7 +184,24 @@ impl Fib {
         self.lpm.lookup_batch(dsts, out)
     }
 
-    /// The route with this id (ids come from the lookups above).
+    /// Route id for `dst` (the address as a big-endian 128-bit integer), or `None`.
+    #[inline]
+    pub fn lookup_ipv6(&self, dst: u128) -> Option<RouteId> {
+        self.lpm6.lookup(dst)
+    }
+
+    /// Looks up a burst of IPv6 destinations; `out[i]` is the route id or [`NO_ROUTE`].
+    #[inline]
+    pub fn lookup_ipv6_batch(&self, dsts: &[u128], out: &mut [RouteId]) {
+        self.lpm6.lookup_batch(dsts, out)
+    }
+
+    /// The IPv6 table itself (for benchmarks and `show`).
+    pub fn lpm6(&self) -> &Lpm6 {
+        &self.lpm6
+    }
+
+    /// The route with this id (ids come from the lookups above, either family).
     #[inline]
     pub fn route(&self, id: RouteId) -> &Ipv4Route {
         &self.routes[id as usize]
@@ -208,6 +241,12 @@ impl Fib {
         self.port_addrs.get(port as usize).copied().flatten()
     }
 
+    /// The router's IPv6 address on `port` (its first global one, else its link-local
+    /// one), used as the source of ICMPv6 it generates.
+    pub fn port_address6(&self, port: u16) -> Option<[u8; 16]> {
+        self.port_addrs6.get(port as usize).copied().flatten()
+    }
+
     /// Number of ports the snapshot knows addresses for.
     pub fn port_count(&self) -> usize {
         self.port_addrs.len()
@@ -217,10 +256,14 @@ impl Fib {
     pub fn stats(&self) -> FibStats {
         FibStats {
             ipv4_routes: self.ipv4_route_count,
+            ipv6_routes: self.lpm6.len(),
+            lpm4_bytes: self.lpm.memory_bytes(),
+            lpm6_bytes: self.lpm6.memory_bytes(),
             labels: self.label_entries.len(),
             adjacencies: self.adjacencies.len(),
             ecmp_groups: self.ecmp.len(),
             bytes: self.lpm.memory_bytes()
+                + self.lpm6.memory_bytes()
                 + self.labels.memory_bytes()
                 + self.routes.len() * std::mem::size_of::<Ipv4Route>()
                 + self.label_entries.len() * std::mem::size_of::<LabelEntry>()

@@ -21,6 +21,27 @@ impl Fib {
         Some((a, l, &self.routes[id as usize]))
     }
 
+    /// IPv6 routes inside `addr/len`, sorted by address then length.
+    pub fn ipv6_routes_under(&self, addr: u128, len: u8) -> Vec<(u128, u8, &Ipv4Route)> {
+        let m = super::mask6(len.min(128));
+        let lo = addr & m;
+        self.lpm6
+            .range(lo, lo | !m)
+            .filter(|&(_, l, _)| l >= len)
+            .map(|(a, l, id)| (a, l, &self.routes[id as usize]))
+            .collect()
+    }
+
+    /// The IPv6 route `addr` matches, with its prefix.
+    pub fn ipv6_longest_match(&self, addr: u128) -> Option<(u128, u8, &Ipv4Route)> {
+        (0..=128u8).rev().find_map(|l| {
+            let a = addr & super::mask6(l);
+            self.lpm6
+                .get(a, l)
+                .map(|id| (a, l, &self.routes[id as usize]))
+        })
+    }
+
     /// Every bound label with its entry, sorted by label.
     pub fn label_entries(&self) -> Vec<(u32, &LabelEntry)> {
         let mut v: Vec<_> = self

@@ -56,8 +56,27 @@ pub(crate) fn classify(
         ETHERTYPE_IPV4 | ETHERTYPE_MPLS if !to_us => w.done(Verdict::Drop(DropReason::L2Multicast)),
         ETHERTYPE_IPV4 => ipv4::input(cfg, (!originate).then_some(local), data, w, originate),
         ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
+        _ if !originate && is_isis_frame(data, et, w.l3) => {
+            w.done(Verdict::SlowPath(PuntReason::LinkLocalMulticast))
+        }
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
+}
+
+/// Whether a frame is IS-IS (ISO 10589): an 802.3 length, not an ethertype; LLC DSAP and
+/// SSAP 0xfe (OSI); sent to AllL1ISs 01:80:c2:00:00:14, AllL2ISs 01:80:c2:00:00:15 or
+/// AllISs 09:00:2b:00:00:05 (point-to-point hellos). Control traffic for the port's
+/// control interface, where FRR's isisd runs; only reached by frames no other arm takes.
+#[inline]
+pub(crate) fn is_isis_frame(data: &[u8], len_or_type: u16, l3: usize) -> bool {
+    const ALL_L1_ISS: [u8; 6] = [0x01, 0x80, 0xc2, 0, 0, 0x14];
+    const ALL_L2_ISS: [u8; 6] = [0x01, 0x80, 0xc2, 0, 0, 0x15];
+    const ALL_ISS: [u8; 6] = [0x09, 0x00, 0x2b, 0, 0, 0x05];
+    len_or_type < 0x0600
+        && data.get(l3..l3 + 2) == Some(&[0xfe, 0xfe])
+        && data
+            .get(..6)
+            .is_some_and(|d| d == ALL_L1_ISS || d == ALL_L2_ISS || d == ALL_ISS)
 }
 
 /// Whether a frame the router received as link-layer multicast carries IPv4 to a

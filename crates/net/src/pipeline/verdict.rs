@@ -112,8 +112,9 @@ pub enum PuntReason {
     Glean { port: u16 },
     /// IPv4 options present and `punt_ip_options` is set.
     IpOptions,
-    /// Link-local multicast (224.0.0.0/24: OSPF, LDP hellos, ...): control traffic for the
-    /// port's control interface (see `classify::is_control_multicast`).
+    /// Link-local multicast (224.0.0.0/24: OSPF, LDP hellos, ...; and IS-IS frames, see
+    /// `classify::is_isis_frame`): control traffic for the port's control interface (see
+    /// `classify::is_control_multicast`).
     LinkLocalMulticast,
 }
 

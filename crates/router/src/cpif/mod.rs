@@ -13,10 +13,13 @@
 //! touch a TAP. A non-persistent TAP also disappears with the router, even when killed.
 //! The interface is configured with `ip` (iproute2), the simplest robust way: one line per
 //! setting, the kernel's own error text in the message ([`link`]).
-//! Never on a worker; the fd is only written by the slow path and read by [`down`].
+//! Addresses are the startup config's, read once: a SIGHUP logs a changed address as
+//! needing a restart ([`startup`]). Never on a worker; the fd is only written by the slow
+//! path and read by [`down`].
 
 pub mod down;
 pub mod link;
+pub mod startup;
 mod stats;
 mod tap;
 

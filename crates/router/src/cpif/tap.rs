@@ -3,7 +3,9 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::{Arc, RwLock};
 
 use config::startup::{ControlIfaceConfig, PortIface};
@@ -85,6 +87,8 @@ pub struct ControlIfaces {
     by_port: Vec<Option<usize>>,
     pub ports: Vec<PortIface>,
     control: Arc<ControlStats>,
+    /// Bumped after an interface is recreated (new ifindex): FPM rebuilds its map.
+    generation: AtomicU64,
 }
 
 /// Creates and configures one TAP; its ifindex.
@@ -128,6 +132,7 @@ impl ControlIfaces {
             by_port,
             ports: ports.to_vec(),
             control,
+            generation: AtomicU64::new(0),
         })
     }
 
@@ -179,7 +184,18 @@ impl ControlIfaces {
         let (f, ifindex) = open(&c, &self.ports[tap.port as usize])?;
         tap.ifindex.store(ifindex, Relaxed);
         *tap.file.write().expect("not poisoned") = Some(Arc::new(f));
+        self.generation.fetch_add(1, Release);
         self.stats().recreated.fetch_add(1, Relaxed);
         Ok(())
+    }
+}
+
+impl crate::fpm::ControlIfindexes for ControlIfaces {
+    fn generation(&self) -> u64 {
+        self.generation.load(Acquire)
+    }
+
+    fn ifindexes(&self) -> Vec<(u32, u16)> {
+        ControlIfaces::ifindexes(self)
     }
 }

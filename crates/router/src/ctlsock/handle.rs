@@ -20,6 +20,18 @@ pub trait Live {
     fn ports(&self) -> Vec<PortView>;
     fn workers(&self) -> Vec<WorkerView>;
     fn table(&self) -> TableView;
+    /// The slow path's neighbours (learned, stale, being resolved), if it publishes them.
+    fn neighbors(&self) -> Option<Arc<Vec<super::board::NeighborEntry>>> {
+        None
+    }
+    /// The FPM session (`routes_by_source` is filled from the table by the handler).
+    fn fpm(&self) -> FpmView {
+        FpmView::disabled()
+    }
+    /// The control interfaces (none: the router runs without them).
+    fn interfaces(&self) -> Vec<InterfaceView> {
+        Vec::new()
+    }
 }
 
 /// Everything a request needs besides the snapshot and the live counters.
@@ -98,9 +110,15 @@ impl Handler {
                 limit: l,
                 after,
             } => Reply::Mpls(self.mpls(fib, label, source, limit(l)?, after)),
-            Request::ShowNeighbors {} => Reply::Neighbors {
-                neighbors: self.names().neighbors(fib, &self.statics, Instant::now()),
-            },
+            Request::ShowNeighbors {} => {
+                let learned = live.neighbors();
+                let learned = learned.as_ref().map(|v| v.as_slice());
+                Reply::Neighbors {
+                    neighbors: self
+                        .names()
+                        .neighbors(fib, &self.statics, learned, Instant::now()),
+                }
+            }
             Request::ShowPorts {} => Reply::Ports {
                 ports: live.ports(),
             },
@@ -108,6 +126,14 @@ impl Handler {
                 workers: live.workers(),
             },
             Request::ShowTable {} => Reply::Table(live.table()),
+            Request::ShowFpm {} => {
+                let mut v = live.fpm();
+                v.routes_by_source = self.names().routes_by_source(fib);
+                Reply::Fpm(Box::new(v))
+            }
+            Request::ShowInterfaces {} => Reply::Interfaces {
+                interfaces: live.interfaces(),
+            },
             Request::Trace { .. } | Request::Capture { .. } => {
                 return Err("trace needs the running router's workers".into());
             }

@@ -282,6 +282,76 @@ fn neighbours_static_resolved_and_incomplete() {
     );
 }
 
+/// A router whose slow path published its neighbours.
+struct WithBoard(Vec<super::NeighborEntry>);
+impl Live for WithBoard {
+    fn ports(&self) -> Vec<PortView> {
+        Vec::new()
+    }
+    fn workers(&self) -> Vec<WorkerView> {
+        Vec::new()
+    }
+    fn table(&self) -> TableView {
+        NoLive.table()
+    }
+    fn neighbors(&self) -> Option<Arc<Vec<super::NeighborEntry>>> {
+        Some(Arc::new(self.0.clone()))
+    }
+}
+
+#[test]
+fn neighbours_of_the_slow_path_with_state_and_age() {
+    use super::{NeighborEntry, NeighborState::*};
+    use std::time::{Duration, Instant};
+    let (h, fib) = setup();
+    let t = Instant::now();
+    let e = |ip: u32, mac: Option<[u8; 6]>, state, ago: u64| NeighborEntry {
+        port: 1,
+        ip,
+        mac,
+        state,
+        since: t - Duration::from_secs(ago),
+    };
+    let live = WithBoard(vec![
+        e(0x0a00_0103, Some([2, 0, 0, 0, 1, 3]), Resolved, 5),
+        e(0x0a00_0109, Some([2, 0, 0, 0, 1, 9]), Stale, 40),
+        e(0x0a00_0104, None, Incomplete, 2),
+        // The routes file wins over what ARP said.
+        e(0x0a00_0102, Some([2, 0, 0, 0, 9, 9]), Resolved, 1),
+    ]);
+    let r = h.handle(br#"{"cmd":"show_neighbors"}"#, &fib, &live);
+    let Some(Reply::Neighbors { neighbors }) = r.result else {
+        panic!("{r:?}")
+    };
+    let n: Vec<(&str, Option<&str>, &str, &str, u64)> = neighbors
+        .iter()
+        .map(|n| {
+            (
+                n.ip.as_str(),
+                n.mac.as_deref(),
+                n.port.as_str(),
+                n.state.as_str(),
+                n.age_s.map_or(u64::MAX, |a| a as u64),
+            )
+        })
+        .collect();
+    assert_eq!(
+        n,
+        [
+            (
+                "10.0.1.2",
+                Some("02:00:00:00:01:02"),
+                "out",
+                "static",
+                u64::MAX
+            ),
+            ("10.0.1.3", Some("02:00:00:00:01:03"), "out", "resolved", 5),
+            ("10.0.1.4", None, "out", "incomplete", 2),
+            ("10.0.1.9", Some("02:00:00:00:01:09"), "out", "stale", 40),
+        ]
+    );
+}
+
 fn lookup(h: &Handler, fib: &Fib, req: LookupRequest) -> LookupReply {
     let line = serde_json::to_string(&Request::Lookup(req)).unwrap();
     match ask(h, fib, &line) {
@@ -445,4 +515,31 @@ fn malformed_requests_get_an_error_never_a_panic() {
         r.result,
         Some(Reply::Table(TableView { generation: 7, .. }))
     ));
+}
+
+#[test]
+fn fpm_and_interfaces_of_a_router_without_them() {
+    let (h, fib) = setup();
+    let r = ask(&h, &fib, r#"{"cmd":"show_fpm"}"#);
+    let Some(Reply::Fpm(f)) = r.result else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        (f.enabled, f.state.as_str(), f.peer),
+        (false, "disabled", None)
+    );
+    assert_eq!(
+        f.routes_by_source,
+        [(Source::Yaml, 10), (Source::Fpm, 0), (Source::Arp, 0)],
+        "every route of the table, by source"
+    );
+    let r = ask(&h, &fib, r#"{"cmd":"show_interfaces"}"#);
+    assert_eq!(
+        r.result,
+        Some(Reply::Interfaces {
+            interfaces: Vec::new()
+        })
+    );
+    let r = ask(&h, &fib, r#"{"cmd":"show_fpm","x":1}"#);
+    assert!(r.error.unwrap().contains("unknown field"));
 }

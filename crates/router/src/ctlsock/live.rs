@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use config::startup::PortIface;
 
+use super::board::{NeighborBoard, NeighborEntry};
 use super::handle::Live;
+use super::live_cp::{self, FpmLive};
 use super::proto::{PortView, TableView, WorkerView};
 use super::table::mac_str;
 use crate::counters::{WorkerCounters, BURST_BUCKETS};
@@ -26,6 +28,11 @@ pub struct LiveRouter {
     /// Per worker: its counters and the `port/queue` names it polls.
     pub workers: Vec<(Arc<WorkerCounters>, Vec<String>)>,
     pub control: Arc<ControlStats>,
+    /// The slow path's neighbours.
+    pub board: Option<Arc<NeighborBoard>>,
+    pub fpm: Option<FpmLive>,
+    pub cpif: Option<Arc<crate::cpif::ControlIfaces>>,
+    pub port_names: Vec<String>,
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -98,6 +105,23 @@ impl Live for LiveRouter {
                 }
             })
             .collect()
+    }
+
+    fn neighbors(&self) -> Option<Arc<Vec<NeighborEntry>>> {
+        self.board.as_ref().map(|b| b.read())
+    }
+
+    fn fpm(&self) -> super::proto::FpmView {
+        self.fpm
+            .as_ref()
+            .map_or_else(super::proto::FpmView::disabled, live_cp::fpm_view)
+    }
+
+    fn interfaces(&self) -> Vec<super::proto::InterfaceView> {
+        self.cpif
+            .as_ref()
+            .map(|c| live_cp::interfaces_view(c, &self.port_names))
+            .unwrap_or_default()
     }
 
     fn table(&self) -> TableView {

@@ -12,7 +12,7 @@ use net::pipeline::{Pipeline, Verdict};
 
 use super::proto::{HopView, LabelOut, LookupReply, LookupRequest};
 use super::table::{mac_str, Names};
-use crate::traffic::{internet_checksum, FrameSpec};
+use traffic::{internet_checksum, FrameSpec};
 
 /// The ports as a lookup needs them: names and MACs by port id.
 pub struct PortMacs<'a> {

@@ -8,9 +8,12 @@
 //! [`server`] only moves lines. It must never block the control loop, grow with what a
 //! client sends, or let a second router take over a socket a live router answers on.
 
+mod board;
 mod book;
+mod collect;
 mod handle;
 mod live;
+mod live_cp;
 mod lookup;
 pub mod proto;
 mod server;
@@ -26,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 
+pub use board::{NeighborBoard, NeighborEntry, NeighborState, PUBLISH_EVERY};
 pub use book::SourceBook;
 pub use handle::{Handler, Live};
 pub use live::LiveRouter;
@@ -152,6 +156,9 @@ pub(crate) struct Parts<'a> {
     pub book: Arc<SourceBook>,
     pub statics: Arc<crate::slowpath::StaticNeighbors>,
     pub trace: crate::trace::TraceControl,
+    /// The FPM listener's counters and address, if it listens.
+    pub fpm: Option<(Arc<crate::fpm::FpmStats>, std::net::SocketAddr)>,
+    pub cpif: Option<Arc<crate::cpif::ControlIfaces>>,
 }
 
 /// Binds the startup config's control socket. A configured `control_socket:` that
@@ -207,6 +214,12 @@ pub(crate) fn serve_for(
         ports: p.ports,
         dev_ids: p.dev_ids,
         control: p.control,
+        board: Some(p.trace.slow.board.clone()),
+        fpm: p
+            .fpm
+            .map(|(stats, listen)| live_cp::FpmLive { stats, listen }),
+        cpif: p.cpif,
+        port_names: names.clone(),
     };
     let s = bound.serve(handler, live, rcu, Some(p.trace))?;
     println!("control socket: {}", s.path().display());

@@ -60,7 +60,7 @@ pub enum Request {
     ShowTable {},
     /// What the running table would do with a synthetic packet.
     Lookup(LookupRequest),
-    /// What the next `count` packets (received on `port`) did.
+    /// What the next `count` packets (received on `port`, passing `filter`) did.
     Trace {
         #[serde(default)]
         count: Option<usize>,
@@ -69,16 +69,47 @@ pub enum Request {
         /// How long to wait for them (ms; default 10000, at most 60000).
         #[serde(default)]
         timeout_ms: Option<u64>,
+        /// A filter expression (`dst 10.0.0.0/8 and udp`; docs/control-socket.md).
+        #[serde(default)]
+        filter: Option<String>,
     },
-    /// The next `count` frames received on `port`, as received (first 128 bytes each).
+    /// The next `count` frames `port` received, transmitted or both, passing `filter`.
     Capture {
         port: String,
         #[serde(default)]
         count: Option<usize>,
         #[serde(default)]
         timeout_ms: Option<u64>,
+        /// Default `rx`.
+        #[serde(default)]
+        direction: Option<Direction>,
+        /// Bytes kept of each frame (default and most: 9216).
+        #[serde(default)]
+        snaplen: Option<u32>,
+        /// Frames per second taken at most (default 1000, at most 100000).
+        #[serde(default)]
+        pps: Option<u32>,
+        #[serde(default)]
+        filter: Option<String>,
     },
+    /// The FPM session and what it installed.
+    ShowFpm {},
+    /// The ports' control interfaces (TAPs).
+    ShowInterfaces {},
 }
+
+/// Which frames of a port a capture takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Rx,
+    Tx,
+    Both,
+}
+
+/// Frames per second a capture takes by default, and at most.
+pub const DEFAULT_CAPTURE_PPS: u32 = 1000;
+pub const MAX_CAPTURE_PPS: u32 = 100_000;
 
 /// Packets a trace returns when the request gives no `count`, and at most.
 pub const DEFAULT_TRACE_COUNT: usize = 10;
@@ -152,18 +183,114 @@ pub enum Reply {
     Table(TableView),
     Lookup(Box<LookupReply>),
     Trace { packets: Vec<TracedPacket> },
-    Capture { frames: Vec<CapturedFrame> },
+    Capture(CaptureReply),
+    Fpm(Box<FpmView>),
+    Interfaces { interfaces: Vec<InterfaceView> },
+}
+
+/// What a capture took, and what it left out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureReply {
+    pub frames: Vec<CapturedFrame>,
+    /// Bytes kept of each frame.
+    pub snaplen: u32,
+    /// Frames that passed the filter but were not taken: over the pps limit, or the
+    /// queue to the control side was full.
+    #[serde(default)]
+    pub skipped_rate: u64,
+    #[serde(default)]
+    pub skipped_queue_full: u64,
+}
+
+/// The FPM session (`show fpm`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FpmView {
+    /// Whether this router listens for FPM at all, and where.
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    /// `idle`, `connected`, `holding`... (the session's state machine).
+    pub state: String,
+    /// zebra's address while a session is up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
+    pub connects: u64,
+    pub messages: u64,
+    pub errors: u64,
+    /// Entries FPM has in the table now, and those the routes file overrides.
+    pub ipv4_routes: u64,
+    pub labels: u64,
+    pub overridden_ipv4_routes: u64,
+    pub overridden_labels: u64,
+    /// Routes in the table by source: `yaml`, `fpm`, `arp`.
+    pub routes_by_source: Vec<(Source, u64)>,
+    pub resyncs: u64,
+    /// Unix time of the last completed resync, ms (0: never).
+    pub last_resync_ms: u64,
+    pub swept: u64,
+    pub publishes: u64,
+    pub rejected: u64,
+}
+
+impl FpmView {
+    /// A router that does not listen for FPM.
+    pub fn disabled() -> FpmView {
+        FpmView {
+            enabled: false,
+            listen: None,
+            state: "disabled".into(),
+            peer: None,
+            connects: 0,
+            messages: 0,
+            errors: 0,
+            ipv4_routes: 0,
+            labels: 0,
+            overridden_ipv4_routes: 0,
+            overridden_labels: 0,
+            routes_by_source: Vec::new(),
+            resyncs: 0,
+            last_resync_ms: 0,
+            swept: 0,
+            publishes: 0,
+            rejected: 0,
+        }
+    }
+}
+
+/// One control interface (`show interfaces`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceView {
+    pub name: String,
+    pub ifindex: u32,
+    /// The port it is the twin of.
+    pub port: String,
+    /// The Linux interface is up (IFF_UP).
+    pub up: bool,
+    pub mac: String,
+    pub mtu: u16,
+    pub addresses: Vec<String>,
+    /// The kernel's counters of the interface: frames the router wrote up to it
+    /// (its rx), and frames it sent down to the router (its tx).
+    pub to_kernel_packets: u64,
+    pub from_kernel_packets: u64,
 }
 
 /// One captured frame: its length on the wire (without FCS) and its first bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CapturedFrame {
     pub lcore: u32,
-    /// Microseconds since the Unix epoch when the control side took it.
+    /// `rx` or `tx`.
+    #[serde(default = "rx")]
+    pub direction: String,
+    /// Microseconds since the Unix epoch when the worker copied it.
     pub time_us: u64,
     pub len: u32,
-    /// The first `min(len, 128)` bytes, hex.
+    /// The first `min(len, snaplen)` bytes, hex.
     pub data: String,
+}
+
+fn rx() -> String {
+    "rx".into()
 }
 
 /// One traced packet: the headers as received and every decision, as `lookup` names
@@ -174,6 +301,23 @@ pub struct TracedPacket {
     /// The received headers, outermost first (`eth ...`, `mpls ...`, `ipv4 ...`, `udp ...`).
     pub headers: Vec<String>,
     pub decision: LookupReply,
+    /// For a packet punted to the slow path: what the slow path did with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_path: Option<SlowPathView>,
+}
+
+/// What the slow path did with a punted packet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlowPathView {
+    /// `arp_answered`, `arp_accepted`, `echo_replied`, `icmp_error_sent`,
+    /// `rate_limited`, `queued_for_resolution`, `reply_queued_for_resolution`,
+    /// `sent_to_control_interface`, `transmitted`, `consumed`, `dropped`, or
+    /// `not_seen` (the slow path did not report it before the trace ended).
+    pub action: String,
+    /// The drop reason (the `/metrics` slow-path drop label), the ICMP type, or
+    /// `arp_request_sent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// One next hop (an ECMP member or the only one).
@@ -245,9 +389,12 @@ pub struct NeighborView {
     pub ip: String,
     pub mac: Option<String>,
     pub port: String,
-    /// `static`, `resolved` (learned by ARP) or `incomplete` (not resolved yet).
+    /// `static` (routes file), `resolved` (learned by ARP, confirmed within the
+    /// reachable time), `stale` (reachable time over, being probed) or `incomplete`
+    /// (being resolved, or a next hop nobody answered for).
     pub state: String,
-    /// Seconds since a learned neighbour's MAC was learned or last changed.
+    /// Seconds since a learned neighbour was last confirmed, or since the resolution
+    /// of an incomplete one started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age_s: Option<f64>,
 }

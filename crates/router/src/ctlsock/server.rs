@@ -13,15 +13,17 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use net::fib::Fib;
 use net::rcu::OfflineReader;
 
 use super::handle::{self, Handler, Live};
 use super::proto::{Request, Response, MAX_REQUEST_BYTES};
-use super::trace;
 use super::CtlError;
+use super::{collect, trace};
+use crate::trace::filter::Filter;
+use crate::trace::{CapturePlan, TraceControl};
 
 /// Clients served at once.
 pub const MAX_CLIENTS: usize = 8;
@@ -84,12 +86,27 @@ impl<L: Live> Service<L> {
                 count,
                 port,
                 timeout_ms,
-            }) => self.trace(count, port.as_deref(), timeout_ms),
+                filter,
+            }) => self.trace(count, port.as_deref(), timeout_ms, filter.as_deref()),
             Ok(Request::Capture {
                 count,
                 port,
                 timeout_ms,
-            }) => self.capture(count, &port, timeout_ms),
+                direction,
+                snaplen,
+                pps,
+                filter,
+            }) => {
+                let plan =
+                    trace::params(&self.handler, count, Some(&port), timeout_ms).and_then(|p| {
+                        let c = trace::capture_plan(p.1.unwrap_or(0), direction, snaplen, pps)?;
+                        Ok((p, c, trace::filter(filter.as_deref())?))
+                    });
+                match plan {
+                    Ok((p, c, f)) => self.capture(p.0, p.2, c, &f),
+                    Err(e) => Response::error(e),
+                }
+            }
             Ok(req) => self
                 .with_fib(|fib| self.handler.respond(req, fib, &self.live))
                 .unwrap_or_else(Response::error),
@@ -106,49 +123,43 @@ impl<L: Live> Service<L> {
         Ok(r)
     }
 
-    /// Arms the workers for `port`, takes up to `count` records within `timeout`.
-    fn collect(
-        &self,
-        (count, port, timeout): (usize, Option<u16>, Duration),
-    ) -> Result<Vec<crate::trace::TraceRecord>, String> {
+    /// The trace taps, if no other trace or capture holds them.
+    fn taps(&self) -> Result<std::sync::MutexGuard<'_, TraceControl>, String> {
         let ctl = self
             .trace
             .as_ref()
             .ok_or("this router has no workers to trace")?;
-        let Ok(ctl) = ctl.try_lock() else {
-            return Err("another trace or capture is running; try again when it ends".into());
-        };
-        while ctl.records.try_recv().is_ok() {}
-        let deadline = Instant::now() + timeout;
-        ctl.arm(port);
-        let mut got = Vec::with_capacity(count);
-        while got.len() < count {
-            match ctl.records.recv_deadline(deadline) {
-                Ok(r) => got.push(r),
-                Err(_) => break,
-            }
-        }
-        ctl.disarm();
-        Ok(got)
+        ctl.try_lock()
+            .map_err(|_| "another trace or capture is running; try again when it ends".into())
     }
 
     /// Traces packets and explains them. Other requests are answered meanwhile (the
     /// reader is only taken to explain).
-    fn trace(&self, count: Option<usize>, port: Option<&str>, ms: Option<u64>) -> Response {
-        let got = trace::params(&self.handler, count, port, ms).and_then(|p| self.collect(p));
+    fn trace(
+        &self,
+        count: Option<usize>,
+        port: Option<&str>,
+        ms: Option<u64>,
+        filter: Option<&str>,
+    ) -> Response {
+        let got = trace::params(&self.handler, count, port, ms)
+            .and_then(|p| Ok((p, trace::filter(filter)?)))
+            .and_then(|(p, f)| Ok(collect::trace(&*self.taps()?, p, &f)));
         match got {
-            Ok(got) => self
-                .with_fib(|fib| trace::explain_all(&self.handler, &got, fib))
+            Ok((got, outcomes)) => self
+                .with_fib(|fib| trace::explain_all(&self.handler, &got, &outcomes, fib))
                 .map_or_else(Response::error, Response::ok),
             Err(e) => Response::error(e),
         }
     }
 
-    /// Frames as received on `port`.
-    fn capture(&self, count: Option<usize>, port: &str, ms: Option<u64>) -> Response {
-        let got = trace::params(&self.handler, count, Some(port), ms).and_then(|p| self.collect(p));
-        match got {
-            Ok(got) => Response::ok(trace::frames(&got)),
+    /// Frames received or transmitted on a port.
+    fn capture(&self, count: usize, timeout: Duration, c: CapturePlan, f: &Filter) -> Response {
+        match self.taps() {
+            Ok(ctl) => {
+                let got = collect::capture(&ctl, c, count, timeout, f);
+                Response::ok(trace::frames(&got, c.snaplen, ctl.tsc_hz))
+            }
             Err(e) => Response::error(e),
         }
     }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use fpm::Key;
 use net::fib::{Fib, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
 
+use super::board::NeighborEntry;
 use super::book::SourceBook;
 use super::proto::{HopView, LabelView, NeighborView, RouteView, Source};
 use crate::slowpath::StaticNeighbors;
@@ -109,17 +110,36 @@ impl Names<'_> {
         }
     }
 
-    /// Every neighbour: the static ones, and those the table's adjacencies point at
-    /// (resolved by ARP or still incomplete), by port then address.
+    /// IPv4 routes in the table by source (every source, zeros included).
+    pub fn routes_by_source(&self, fib: &Fib) -> Vec<(Source, u64)> {
+        let mut n = [(Source::Yaml, 0), (Source::Fpm, 0), (Source::Arp, 0)];
+        for (a, l, r) in fib.ipv4_routes_under(0, 0) {
+            let s = self.route_source(fib, a, l, r);
+            if let Some(x) = n.iter_mut().find(|x| x.0 == s) {
+                x.1 += 1;
+            }
+        }
+        n.to_vec()
+    }
+
+    /// Every neighbour, by port then address: the static ones, the slow path's
+    /// (`learned`: resolved, stale or incomplete, with their age), and those the table's
+    /// adjacencies point at that neither knows (resolved by ARP before the slow path's
+    /// last copy, or incomplete: nobody is resolving them now).
     pub fn neighbors(
         &self,
         fib: &Fib,
         statics: &StaticNeighbors,
+        learned: Option<&[NeighborEntry]>,
         now: Instant,
     ) -> Vec<NeighborView> {
         let mut seen = std::collections::BTreeMap::new();
         for ((port, ip), mac) in statics.all() {
-            seen.insert((port, ip), (Some(mac), "static"));
+            seen.insert((port, ip), (Some(mac), "static", None));
+        }
+        for e in learned.unwrap_or_default() {
+            seen.entry((e.port, e.ip))
+                .or_insert((e.mac, e.state.as_str(), Some(e.since)));
         }
         for id in 0..fib.stats().adjacencies {
             let a = fib.adjacency(id as u32);
@@ -127,24 +147,19 @@ impl Names<'_> {
             if key.1 == 0 || seen.contains_key(&key) {
                 continue;
             }
-            let state = if a.dst_mac.is_some() {
-                "resolved"
-            } else {
-                "incomplete"
+            let v = match a.dst_mac {
+                Some(_) => ("resolved", self.book.learned_at(key.0, key.1)),
+                None => ("incomplete", None),
             };
-            seen.insert(key, (a.dst_mac, state));
+            seen.insert(key, (a.dst_mac, v.0, v.1));
         }
         seen.into_iter()
-            .map(|((port, ip), (mac, state))| NeighborView {
+            .map(|((port, ip), (mac, state, since))| NeighborView {
                 ip: Ipv4Addr::from(ip).to_string(),
                 mac: mac.map(mac_str),
                 port: self.port(port),
                 state: state.into(),
-                age_s: self
-                    .book
-                    .learned_at(port, ip)
-                    .filter(|_| state == "resolved")
-                    .map(|t| now.saturating_duration_since(t).as_secs_f64()),
+                age_s: since.map(|t: Instant| now.saturating_duration_since(t).as_secs_f64()),
             })
             .collect()
     }

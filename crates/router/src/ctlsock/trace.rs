@@ -1,16 +1,51 @@
-//! `trace` and `capture` requests: their bounds, traced packets explained, captured frames (pure: records in, the
-//! decisions named as `lookup` names them, with the received headers spelled out).
+//! `trace` and `capture` requests: their bounds and filter, traced packets explained
+//! (with what the slow path did with punted ones), captured frames stamped (pure:
+//! records in, the decisions named as `lookup` names them, with the received headers
+//! spelled out).
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use net::fib::Fib;
 
+use super::collect::Captured;
 use super::handle::Handler;
 use super::lookup::explain;
 use super::proto::*;
 use super::table::{mac_str, Names};
-use crate::trace::TraceRecord;
+use crate::trace::filter::Filter;
+use crate::trace::slow::Outcome;
+use crate::trace::{CapturePlan, TraceRecord, MAX_SNAP};
+
+/// Parses a request's filter (none: everything).
+pub fn filter(expr: Option<&str>) -> Result<Filter, String> {
+    Filter::parse(expr.unwrap_or("")).map_err(|e| format!("filter: {e}"))
+}
+
+/// What a capture request asks for besides the trace bounds.
+pub fn capture_plan(
+    port: u16,
+    direction: Option<Direction>,
+    snaplen: Option<u32>,
+    pps: Option<u32>,
+) -> Result<CapturePlan, String> {
+    let snaplen = snaplen.unwrap_or(MAX_SNAP as u32);
+    if snaplen == 0 || snaplen as usize > MAX_SNAP {
+        return Err(format!("snaplen must be 1..={MAX_SNAP}"));
+    }
+    let pps = pps.unwrap_or(DEFAULT_CAPTURE_PPS);
+    if pps == 0 || pps > MAX_CAPTURE_PPS {
+        return Err(format!("pps must be 1..={MAX_CAPTURE_PPS}"));
+    }
+    let d = direction.unwrap_or(Direction::Rx);
+    Ok(CapturePlan {
+        port,
+        rx: d != Direction::Tx,
+        tx: d != Direction::Rx,
+        snaplen,
+        pps,
+    })
+}
 
 /// What a trace request asks for: how many packets, from which port, for how long.
 pub fn params(
@@ -97,35 +132,137 @@ pub fn headers(f: &[u8]) -> Vec<String> {
 
 /// Names the decisions of each traced packet against `fib` (the table now, normally
 /// the one that decided: its generation is in each answer).
-pub fn explain_all(h: &Handler, records: &[TraceRecord], fib: &Fib) -> Reply {
+pub fn explain_all(
+    h: &Handler,
+    records: &[TraceRecord],
+    outcomes: &[Option<Outcome>],
+    fib: &Fib,
+) -> Reply {
     let names = Names {
         ports: &h.port_names,
         book: &h.book,
     };
     let packets = records
         .iter()
-        .map(|r| TracedPacket {
+        .enumerate()
+        .map(|(i, r)| TracedPacket {
             lcore: r.lcore,
             headers: headers(r.input()),
             decision: explain(fib, &names, r.in_port, r.input(), r.verdict, r.output()),
+            slow_path: slow_view(r, outcomes.get(i).copied().flatten()),
         })
         .collect();
     Reply::Trace { packets }
 }
 
-/// Captured frames as received.
-pub fn frames(records: &[TraceRecord]) -> Reply {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
-    let frames = records
+fn slow_view(r: &TraceRecord, o: Option<Outcome>) -> Option<SlowPathView> {
+    if !matches!(r.verdict, net::pipeline::Verdict::SlowPath(_)) {
+        return None;
+    }
+    Some(match o {
+        Some(o) => SlowPathView {
+            action: o.action.into(),
+            detail: o.detail.map(Into::into),
+        },
+        None => SlowPathView {
+            action: "not_seen".into(),
+            detail: None,
+        },
+    })
+}
+
+/// Captured frames, stamped by the TSC the workers read.
+pub fn frames(c: &Captured, snaplen: u32, tsc_hz: u64) -> Reply {
+    let frames = c
+        .frames
         .iter()
-        .map(|r| CapturedFrame {
-            lcore: r.lcore,
-            time_us: now,
-            len: u32::from(r.in_len),
-            data: r.input().iter().map(|b| format!("{b:02x}")).collect(),
+        .map(|r| {
+            let dt = i128::from(r.tsc) - i128::from(c.tsc0);
+            let us = i128::from(c.unix_us0) + dt * 1_000_000 / i128::from(tsc_hz.max(1));
+            CapturedFrame {
+                lcore: r.lcore,
+                direction: if r.tx { "tx" } else { "rx" }.into(),
+                time_us: us.max(0) as u64,
+                len: r.len,
+                data: r.bytes().iter().map(|b| format!("{b:02x}")).collect(),
+            }
         })
         .collect();
-    Reply::Capture { frames }
+    Reply::Capture(CaptureReply {
+        frames,
+        snaplen,
+        skipped_rate: c.skipped.0,
+        skipped_queue_full: c.skipped.1,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_bounds_and_directions() {
+        let p = |d, s, r| capture_plan(3, d, s, r);
+        let c = p(None, None, None).unwrap();
+        assert_eq!(
+            (c.port, c.rx, c.tx, c.snaplen, c.pps),
+            (3, true, false, MAX_SNAP as u32, DEFAULT_CAPTURE_PPS)
+        );
+        let c = p(Some(Direction::Tx), Some(64), Some(10)).unwrap();
+        assert_eq!((c.rx, c.tx, c.snaplen, c.pps), (false, true, 64, 10));
+        let c = p(Some(Direction::Both), None, Some(MAX_CAPTURE_PPS)).unwrap();
+        assert_eq!((c.rx, c.tx), (true, true));
+        for (s, r, says) in [
+            (Some(0), None, "snaplen must be"),
+            (Some(MAX_SNAP as u32 + 1), None, "snaplen must be"),
+            (None, Some(0), "pps must be"),
+            (None, Some(MAX_CAPTURE_PPS + 1), "pps must be"),
+        ] {
+            let e = p(None, s, r).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        assert!(filter(None).unwrap().is_empty());
+        let e = filter(Some("label")).unwrap_err();
+        assert!(e.starts_with("filter: "), "{e}");
+    }
+
+    #[test]
+    fn frames_are_stamped_from_the_tsc_and_say_their_direction() {
+        let rec = |tx, tsc, caplen| crate::trace::CaptureRecord {
+            session: 1,
+            lcore: 2,
+            tx,
+            tsc,
+            len: 100,
+            caplen,
+            data: [0xab; MAX_SNAP],
+        };
+        let c = Captured {
+            frames: vec![rec(false, 1_000, 2), rec(true, 3_000, 1), rec(false, 0, 0)],
+            tsc0: 1_000,
+            unix_us0: 5_000_000,
+            skipped: (7, 1),
+        };
+        // 1,000 cycles per microsecond.
+        let Reply::Capture(r) = frames(&c, 64, 1_000_000_000) else {
+            panic!()
+        };
+        let f: Vec<(&str, u64, u32, &str)> = r
+            .frames
+            .iter()
+            .map(|f| (f.direction.as_str(), f.time_us, f.len, f.data.as_str()))
+            .collect();
+        assert_eq!(
+            f,
+            [
+                ("rx", 5_000_000, 100, "abab"),
+                ("tx", 5_000_002, 100, "ab"),
+                ("rx", 4_999_999, 100, "")
+            ]
+        );
+        assert_eq!(
+            (r.snaplen, r.skipped_rate, r.skipped_queue_full),
+            (64, 7, 1)
+        );
+    }
 }

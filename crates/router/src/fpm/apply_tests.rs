@@ -13,6 +13,7 @@ fn ports() -> Vec<PortIface> {
             name: format!("p{i}"),
             mac: [2, 0, 0, 0, i, 1],
             mtu: 1500,
+            addresses6: Vec::new(),
             addresses: vec![Cidr {
                 addr: u32::from_be_bytes([10, 0, i, 1]),
                 len: 24,

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Sender, TrySendError};
 use fpm::{Event, Session};
 
-use super::Batch;
+use super::{Batch, PortMapSource};
 
 use super::stats::FpmStats;
 
@@ -37,6 +37,7 @@ impl Listener {
     pub fn start(
         addr: SocketAddr,
         session: Session,
+        ports: PortMapSource,
         stats: Arc<FpmStats>,
         tx: Sender<Batch>,
     ) -> std::io::Result<Listener> {
@@ -48,6 +49,7 @@ impl Listener {
             listener: l,
             conn: None,
             session,
+            ports,
             stats,
             tx,
             stop: stop.clone(),
@@ -83,6 +85,8 @@ struct Run {
     listener: TcpListener,
     conn: Option<TcpStream>,
     session: Session,
+    /// Rebuilds the session's ifindex -> port map when a control interface is recreated.
+    ports: PortMapSource,
     stats: Arc<FpmStats>,
     tx: Sender<Batch>,
     stop: Arc<AtomicBool>,
@@ -95,6 +99,10 @@ struct Run {
 impl Run {
     fn run(&mut self) {
         while !self.stop.load(Ordering::Relaxed) {
+            if let Some(m) = self.ports.refresh() {
+                println!("fpm: a control interface was recreated; ifindex map refreshed");
+                self.session.set_ports(m);
+            }
             self.accept();
             if !self.read() {
                 std::thread::sleep(TICK);

@@ -75,14 +75,64 @@ pub fn port_map(cfg: &FpmConfig, ports: &[PortIface], control: &[(u32, u16)]) ->
     PortMap::new(subnets, by_ifindex)
 }
 
+/// The control interfaces as FPM sees them: their (ifindex, port) pairs, and a count
+/// that changes whenever one of them gets a new ifindex (recreated after a deletion).
+pub trait ControlIfindexes: Send + Sync {
+    fn generation(&self) -> u64;
+    fn ifindexes(&self) -> Vec<(u32, u16)>;
+}
+
+/// What the listener's ifindex -> port map is built from; rebuilt when a control
+/// interface is recreated, so zebra's next hops over the new ifindex find their port.
+pub struct PortMapSource {
+    cfg: FpmConfig,
+    ports: Vec<PortIface>,
+    control: Option<Arc<dyn ControlIfindexes>>,
+    seen: u64,
+}
+
+impl PortMapSource {
+    pub fn new(
+        cfg: &FpmConfig,
+        ports: &[PortIface],
+        control: Option<Arc<dyn ControlIfindexes>>,
+    ) -> PortMapSource {
+        let seen = control.as_ref().map_or(0, |c| c.generation());
+        PortMapSource {
+            cfg: cfg.clone(),
+            ports: ports.to_vec(),
+            control,
+            seen,
+        }
+    }
+
+    /// The map as of now.
+    pub fn build(&self) -> PortMap {
+        let control = self.control.as_ref().map(|c| c.ifindexes());
+        port_map(&self.cfg, &self.ports, control.as_deref().unwrap_or(&[]))
+    }
+
+    /// A new map when a control interface changed since the last call (one atomic load
+    /// otherwise).
+    pub fn refresh(&mut self) -> Option<PortMap> {
+        let g = self.control.as_ref()?.generation();
+        if g == self.seen {
+            return None;
+        }
+        self.seen = g;
+        Some(self.build())
+    }
+}
+
 /// Starts the listener; returns it, the control side and the channel between them.
 pub fn start(
     cfg: &FpmConfig,
     ports: &[PortIface],
     max_labels: usize,
-    control: &[(u32, u16)],
+    control: Option<Arc<dyn ControlIfindexes>>,
     stats: Arc<FpmStats>,
 ) -> std::io::Result<(Listener, FpmControl, crossbeam_channel::Receiver<Batch>)> {
+    let source = PortMapSource::new(cfg, ports, control);
     let session = Session::new(
         SessionConfig {
             hold_time: cfg.hold_time,
@@ -90,11 +140,11 @@ pub fn start(
             resync_min: cfg.resync_min,
             limits: Limits { max_labels },
         },
-        port_map(cfg, ports, control),
+        source.build(),
         std::time::Instant::now(),
     );
     let (tx, rx) = crossbeam_channel::bounded(CHANNEL_BATCHES);
-    let listener = Listener::start(cfg.listen, session, stats.clone(), tx)?;
+    let listener = Listener::start(cfg.listen, session, source, stats.clone(), tx)?;
     let control = FpmControl::new(cfg.publish_interval, ports.to_vec(), stats);
     Ok((listener, control, rx))
 }
@@ -114,6 +164,7 @@ mod tests {
                 name: format!("p{id}"),
                 mac: [0; 6],
                 mtu: 1500,
+                addresses6: Vec::new(),
                 addresses: vec![],
             })
             .collect();
@@ -123,6 +174,46 @@ mod tests {
         assert_eq!(m.port_for(None, 8), Some(1));
         assert_eq!(m.port_for(None, 9), Some(1));
         assert_eq!(m.port_for(None, 10), None);
+    }
+
+    /// Control interfaces whose ifindexes the test changes, as a recreation does.
+    struct Fake(std::sync::Mutex<(u64, Vec<(u32, u16)>)>);
+    impl ControlIfindexes for Fake {
+        fn generation(&self) -> u64 {
+            self.0.lock().unwrap().0
+        }
+        fn ifindexes(&self) -> Vec<(u32, u16)> {
+            self.0.lock().unwrap().1.clone()
+        }
+    }
+
+    #[test]
+    fn a_recreated_control_interface_maps_its_new_ifindex() {
+        let ports: Vec<PortIface> = (0..2)
+            .map(|id| PortIface {
+                id,
+                name: format!("p{id}"),
+                mac: [0; 6],
+                mtu: 1500,
+                addresses: vec![],
+                addresses6: vec![],
+            })
+            .collect();
+        let fake = Arc::new(Fake(std::sync::Mutex::new((0, vec![(7, 0), (9, 1)]))));
+        let mut src = PortMapSource::new(&config_fpm(), &ports, Some(fake.clone()));
+        let m = src.build();
+        assert_eq!(m.port_for(None, 7), Some(0));
+        assert_eq!(src.refresh(), None, "nothing changed");
+        // Port 0's interface deleted and created again: ifindex 12.
+        *fake.0.lock().unwrap() = (1, vec![(12, 0), (9, 1)]);
+        let m = src.refresh().expect("a new map");
+        assert_eq!(m.port_for(None, 12), Some(0));
+        assert_eq!(m.port_for(None, 9), Some(1));
+        assert_eq!(m.port_for(None, 7), None, "the old ifindex is gone");
+        assert_eq!(src.refresh(), None);
+        // Without control interfaces there is nothing to refresh.
+        let mut none = PortMapSource::new(&config_fpm(), &ports, None);
+        assert_eq!(none.refresh(), None);
     }
 
     fn config_fpm() -> FpmConfig {

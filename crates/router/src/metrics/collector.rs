@@ -234,6 +234,18 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &[],
     ),
     (
+        "mplsrouter_fib_ipv6_routes",
+        "IPv6 routes in the forwarding table.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_fib_lpm_bytes",
+        "Bytes a lookup can read in each family's longest-prefix-match table.",
+        MetricType::GAUGE,
+        &["family"],
+    ),
+    (
         "mplsrouter_fib_labels",
         "Label entries in the forwarding table.",
         MetricType::GAUGE,
@@ -278,6 +290,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     (
         "mplsrouter_arp_pending",
         "Addresses being resolved by ARP.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "mplsrouter_arp_incomplete",
+        "Addresses being resolved whose packets the workers drop instead of punting.",
         MetricType::GAUGE,
         &[],
     ),
@@ -532,6 +550,22 @@ impl RouterCollector {
             "mplsrouter_rcu_pending_snapshots",
             c.rcu_pending.load(Relaxed),
         ));
+        out.push(g(
+            "mplsrouter_fib_ipv6_routes",
+            c.fib_ipv6_routes.load(Relaxed),
+        ));
+        out.push(
+            self.fam("mplsrouter_fib_lpm_bytes")
+                .gauge(
+                    &[("family", "ipv4")],
+                    c.fib_lpm_bytes[0].load(Relaxed) as f64,
+                )
+                .gauge(
+                    &[("family", "ipv6")],
+                    c.fib_lpm_bytes[1].load(Relaxed) as f64,
+                )
+                .f,
+        );
         out.push(g("mplsrouter_fib_labels", c.fib_labels.load(Relaxed)));
         out.push(g("mplsrouter_fib_next_hops", c.fib_next_hops.load(Relaxed)));
         out.push(g(
@@ -552,6 +586,10 @@ impl RouterCollector {
         );
         out.push(g("mplsrouter_arp_entries", c.arp_entries.load(Relaxed)));
         out.push(g("mplsrouter_arp_pending", c.arp_pending.load(Relaxed)));
+        out.push(g(
+            "mplsrouter_arp_incomplete",
+            c.arp_incomplete.load(Relaxed),
+        ));
         self.slow_path_families(out);
         out.push(
             self.fam("mplsrouter_slow_path_queue_drops_total")

@@ -38,6 +38,9 @@ impl IcmpKind {
 pub struct ControlStats {
     pub fib_generation: AtomicU64,
     pub fib_ipv4_routes: AtomicU64,
+    pub fib_ipv6_routes: AtomicU64,
+    /// Bytes a lookup can read, per family: [Lpm4, Lpm6].
+    pub fib_lpm_bytes: [AtomicU64; 2],
     pub fib_labels: AtomicU64,
     pub fib_next_hops: AtomicU64,
     pub fib_ecmp_groups: AtomicU64,
@@ -49,6 +52,8 @@ pub struct ControlStats {
     pub reload_duration: Histogram,
     pub arp_entries: AtomicU64,
     pub arp_pending: AtomicU64,
+    /// Addresses marked incomplete for the workers ([`crate::punt::marks`]).
+    pub arp_incomplete: AtomicU64,
     /// Where every mbuf of the slow path went.
     pub slow: SlowPathStats,
     pub icmp_sent: [AtomicU64; 3],
@@ -80,6 +85,8 @@ impl ControlStats {
         ControlStats {
             fib_generation: AtomicU64::new(0),
             fib_ipv4_routes: AtomicU64::new(0),
+            fib_ipv6_routes: AtomicU64::new(0),
+            fib_lpm_bytes: [const { AtomicU64::new(0) }; 2],
             fib_labels: AtomicU64::new(0),
             fib_next_hops: AtomicU64::new(0),
             fib_ecmp_groups: AtomicU64::new(0),
@@ -90,6 +97,7 @@ impl ControlStats {
             reload_duration,
             arp_entries: AtomicU64::new(0),
             arp_pending: AtomicU64::new(0),
+            arp_incomplete: AtomicU64::new(0),
             slow: SlowPathStats::default(),
             icmp_sent: [const { AtomicU64::new(0) }; 3],
             icmp_rate_limited: AtomicU64::new(0),
@@ -102,6 +110,9 @@ impl ControlStats {
     pub fn set_fib(&self, generation: u64, s: &FibStats) {
         self.fib_generation.store(generation, Relaxed);
         self.fib_ipv4_routes.store(s.ipv4_routes as u64, Relaxed);
+        self.fib_ipv6_routes.store(s.ipv6_routes as u64, Relaxed);
+        self.fib_lpm_bytes[0].store(s.lpm4_bytes as u64, Relaxed);
+        self.fib_lpm_bytes[1].store(s.lpm6_bytes as u64, Relaxed);
         self.fib_labels.store(s.labels as u64, Relaxed);
         self.fib_next_hops.store(s.adjacencies as u64, Relaxed);
         self.fib_ecmp_groups.store(s.ecmp_groups as u64, Relaxed);

@@ -15,9 +15,11 @@ mod arp;
 mod icmp;
 mod neighbors;
 mod pending;
+mod show;
 mod statics;
 mod up;
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,10 +36,12 @@ use net::wire::arp::OP_REQUEST;
 
 use crate::cpif::ControlIfaces;
 use crate::metrics::{ControlStats, SlowDrop, SlowPathStats};
+use crate::punt::{ipv4_dst, Mark, NeighborMarks};
 use crate::worker::{Injected, Punted};
 pub use neighbors::ArpPolicy;
 use neighbors::{ArpIgnored, ArpSeen, Neighbors};
 use pending::{Hold, Pending};
+pub use pending::{GIVE_UP_NS, HOLD_TOTAL, MAX_PENDING};
 pub use statics::StaticNeighbors;
 
 /// What the slow path tells the control side.
@@ -77,21 +81,36 @@ pub struct SlowPath {
     pub stop: Arc<AtomicBool>,
     /// The ports' control interfaces (up: what the router does not answer itself).
     pub cpif: Option<Arc<ControlIfaces>>,
+    /// Incomplete neighbours, for the workers ([`crate::punt::marks`]): marked while a
+    /// resolution is in progress, so their packets are not punted one by one.
+    pub marks: Arc<NeighborMarks>,
+    /// `mplsrouter trace`: what happened to traced packets ([`crate::trace::slow`]).
+    pub trace: Option<crate::trace::slow::SlowTap>,
 }
 
 /// The slow path's two queues ([`crate::punt`]): control traffic is taken first.
 pub struct PuntReceivers {
     pub control: Receiver<Punted>,
     pub data: Receiver<Punted>,
+    /// Test only (`MPLSROUTER_TEST_FAULT=slow-data`): a sleep per data-queue packet.
+    pub data_delay: Option<Duration>,
 }
 
 impl PuntReceivers {
     /// The next punted packet, control traffic first.
     fn try_next(&self) -> Option<Punted> {
-        self.control
-            .try_recv()
-            .or_else(|_| self.data.try_recv())
-            .ok()
+        match self.control.try_recv() {
+            Ok(p) => Some(p),
+            Err(_) => self.data.try_recv().ok().map(|p| self.delayed(p)),
+        }
+    }
+
+    /// A data-queue packet, after the test delay if there is one.
+    fn delayed(&self, p: Punted) -> Punted {
+        if let Some(d) = self.data_delay {
+            std::thread::sleep(d);
+        }
+        p
     }
 
     /// Waits up to `timeout` for a packet; `Err` once the workers are gone.
@@ -101,38 +120,10 @@ impl PuntReceivers {
         }
         crossbeam_channel::select! {
             recv(self.control) -> p => p.map(Some).map_err(|_| ()),
-            recv(self.data) -> p => p.map(Some).map_err(|_| ()),
+            recv(self.data) -> p => p.map(|p| Some(self.delayed(p))).map_err(|_| ()),
             default(timeout) => Ok(None),
         }
     }
-}
-
-/// First IPv4 destination in a frame (below any labels).
-fn ipv4_dst(frame: &[u8]) -> Option<u32> {
-    let mut off = 12;
-    let mut et = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
-    off += 2;
-    if et == 0x8100 {
-        et = u16::from_be_bytes([*frame.get(off + 2)?, *frame.get(off + 3)?]);
-        off += 4;
-    }
-    if et == 0x8847 {
-        loop {
-            let w = u32::from_be_bytes(frame.get(off..off + 4)?.try_into().ok()?);
-            off += 4;
-            if w & 0x100 != 0 {
-                break;
-            }
-        }
-    } else if et != 0x0800 {
-        return None;
-    }
-    if frame.get(off)? >> 4 != 4 {
-        return None;
-    }
-    Some(u32::from_be_bytes(
-        frame.get(off + 16..off + 20)?.try_into().ok()?,
-    ))
 }
 
 /// A packet waiting for a resolution, to be sent again through the pipeline.
@@ -157,6 +148,10 @@ struct State {
     sp: SlowPath,
     neighbors: Neighbors,
     pending: Pending<Held>,
+    /// Addresses marked incomplete for the workers.
+    marked: HashSet<(u16, u32)>,
+    /// Adjacencies marked incomplete, by the address they resolve to (cleared with it).
+    marked_adjs: HashMap<(u16, u32), Vec<u32>>,
     errors: TokenBucket,
     echo: TokenBucket,
     start: Instant,
@@ -188,6 +183,9 @@ impl State {
     }
 
     fn transmit(&mut self, port: u16, mbuf: Mbuf) {
+        if let Some(t) = self.sp.trace.as_mut() {
+            t.sent(port, mbuf.data());
+        }
         match self.sp.inject.try_send(Injected { port, mbuf }) {
             Ok(()) => {
                 self.stats().transmitted.fetch_add(1, Relaxed);
@@ -204,6 +202,7 @@ impl State {
                 let a = fib.adjacency(adj);
                 let (port, ip) = (a.port, u32::from_be_bytes(a.neighbor));
                 self.hold(port, ip, Held { mbuf: m, in_port });
+                self.mark_adj(port, ip, adj);
             }
             Verdict::SlowPath(PuntReason::Glean { port }) => match ipv4_dst(m.data()) {
                 Some(ip) => self.hold(port, ip, Held { mbuf: m, in_port }),
@@ -229,10 +228,48 @@ impl State {
             }
         };
         // A learned address only waits for the table: no need to ask again.
-        if ask && self.neighbors.get(port, ip).is_none() {
+        let learned = self.neighbors.get(port, ip).is_some();
+        if ask && !learned {
             self.arp_request(port, ip, [0xff; 6]);
         }
+        if !learned
+            && self.pending.contains(port, ip)
+            && self.sp.marks.insert(Mark::Addr { port, ip })
+        {
+            self.marked.insert((port, ip));
+        }
         self.gauges();
+    }
+
+    /// Marks adjacency `adj` (towards `ip` on `port`) incomplete while `ip` is resolved.
+    fn mark_adj(&mut self, port: u16, ip: u32, adj: u32) {
+        if !self.pending.contains(port, ip) || self.neighbors.get(port, ip).is_some() {
+            return;
+        }
+        let adjs = self.marked_adjs.entry((port, ip)).or_default();
+        if !adjs.contains(&adj) && self.sp.marks.insert(Mark::Adj(adj)) {
+            adjs.push(adj);
+        }
+    }
+
+    /// Takes the incomplete marks of `ip` on `port` away (resolved or given up).
+    fn unmark(&mut self, port: u16, ip: u32) {
+        if self.marked.remove(&(port, ip)) {
+            self.sp.marks.remove(Mark::Addr { port, ip });
+        }
+        for adj in self.marked_adjs.remove(&(port, ip)).unwrap_or_default() {
+            self.sp.marks.remove(Mark::Adj(adj));
+        }
+    }
+
+    /// A new table may number its adjacencies differently: their marks go (held
+    /// packets, retried next, mark them again under the new numbers).
+    fn unmark_adjs(&mut self) {
+        for (_, adjs) in self.marked_adjs.drain() {
+            for adj in adjs {
+                self.sp.marks.remove(Mark::Adj(adj));
+            }
+        }
     }
 
     fn arp_request(&mut self, port: u16, ip: u32, dst_mac: [u8; 6]) {
@@ -251,6 +288,7 @@ impl State {
         c.arp_entries.store(self.neighbors.len() as u64, Relaxed);
         c.arp_pending
             .store(self.pending.addresses() as u64, Relaxed);
+        c.arp_incomplete.store(self.marked.len() as u64, Relaxed);
         c.slow.held.store(self.pending.held() as u64, Relaxed);
     }
 
@@ -273,6 +311,9 @@ impl State {
         };
         self.mirror_arp(in_port, m.data());
         let d = self.neighbors.input(&self.sp.ports, &seen, self.now_ns());
+        if self.neighbors.get(in_port, sender_ip).is_some() {
+            self.unmark(in_port, sender_ip);
+        }
         match d.ignored {
             Some(why) => self.discard(m, ignored_reason(why)),
             None => {
@@ -289,6 +330,15 @@ impl State {
     }
 
     fn handle(&mut self, fib: &Fib, p: Punted) {
+        let t = self.sp.trace.as_ref();
+        let traced = t.and_then(|t| t.begin(p.in_port, p.mbuf.data(), &self.sp.stats));
+        self.handle_punted(fib, p);
+        if let Some(t) = &self.sp.trace {
+            t.end(traced, &self.sp.stats);
+        }
+    }
+
+    fn handle_punted(&mut self, fib: &Fib, p: Punted) {
         self.stats().packets.fetch_add(1, Relaxed);
         let Punted {
             mbuf,
@@ -312,6 +362,7 @@ impl State {
 
     /// Retries held packets against a new table.
     fn retry_held(&mut self, fib: &Fib) {
+        self.unmark_adjs();
         for h in self.pending.take_all() {
             let Held { mut mbuf, in_port } = h;
             let mut v = [Verdict::Forward { port: 0 }];
@@ -335,11 +386,14 @@ impl State {
     fn tick(&mut self) {
         let now = self.now_ns();
         let neighbors = &self.neighbors;
-        let (dropped, ask) = self
+        let (dropped, ask, ended) = self
             .pending
             .expire(now, |port, ip| neighbors.get(port, ip).is_some());
         for h in dropped {
             self.discard(h.mbuf, SlowDrop::ArpUnresolved);
+        }
+        for (port, ip) in ended {
+            self.unmark(port, ip);
         }
         for (port, ip) in ask {
             self.arp_request(port, ip, [0xff; 6]);
@@ -349,6 +403,7 @@ impl State {
         }
         self.neighbors.flush(&self.sp.events);
         self.gauges();
+        self.publish_neighbors();
     }
 
     /// Frees what is left at shutdown, counted.
@@ -379,6 +434,8 @@ impl SlowPath {
             neighbors: Neighbors::new(self.arp),
             sp: self,
             pending: Pending::default(),
+            marked: HashSet::new(),
+            marked_adjs: HashMap::new(),
             errors,
             echo,
             start: Instant::now(),

@@ -245,6 +245,16 @@ impl Neighbors {
         self.learned.get(&(port, ip)).map(|e| e.mac)
     }
 
+    /// Every binding for `show neighbors`: (port, ip, MAC, last confirmed, stale: its
+    /// reachable time is over at `now`).
+    pub fn entries(&self, now: u64) -> impl Iterator<Item = (u16, u32, [u8; 6], u64, bool)> + '_ {
+        let reachable = self.policy.reachable_ns;
+        self.learned.iter().map(move |(&(port, ip), e)| {
+            let stale = now >= e.confirmed.saturating_add(reachable);
+            (port, ip, e.mac, e.confirmed, stale)
+        })
+    }
+
     /// Bindings learned.
     pub fn len(&self) -> usize {
         self.learned.len()

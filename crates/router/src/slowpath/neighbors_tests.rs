@@ -15,6 +15,7 @@ fn ports() -> Vec<PortIface> {
         name: format!("p{id}"),
         mac: [2, 0, 0, 0, id as u8, 1],
         mtu: 1500,
+        addresses6: Vec::new(),
         addresses: vec![Cidr::new(Ipv4Addr::from(addr), len)],
     };
     vec![p(0, US0, 24), p(1, US1, 16)]
@@ -322,6 +323,7 @@ fn no_arp_for_a_subnets_network_or_broadcast_address() {
     }
     assert!(arp_target_ok(p, HOST));
     let p31 = PortIface {
+        addresses6: Vec::new(),
         addresses: vec![Cidr::new(Ipv4Addr::new(10, 9, 9, 0), 31)],
         ..p.clone()
     };

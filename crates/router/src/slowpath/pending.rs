@@ -99,19 +99,23 @@ impl<H> Pending<H> {
         out
     }
 
-    /// Ends resolutions older than [`GIVE_UP_NS`]: returns the packets given up on, and
-    /// the addresses to ask for again (those with packets waiting; `resolved` ones are
-    /// only waiting for the table and are not asked for).
+    /// Ends resolutions older than [`GIVE_UP_NS`]: returns the packets given up on, the
+    /// addresses to ask for again (those with packets waiting; `resolved` ones are only
+    /// waiting for the table and are not asked for), and the addresses whose resolution
+    /// ended.
+    #[allow(clippy::type_complexity)]
     pub fn expire(
         &mut self,
         now: u64,
         resolved: impl Fn(u16, u32) -> bool,
-    ) -> (Vec<H>, Vec<(u16, u32)>) {
+    ) -> (Vec<H>, Vec<(u16, u32)>, Vec<(u16, u32)>) {
         let mut dropped = Vec::new();
         let mut ask = Vec::new();
+        let mut ended = Vec::new();
         self.map.retain(|&(port, ip), r| {
             if now.saturating_sub(r.first) >= GIVE_UP_NS {
                 dropped.append(&mut r.held);
+                ended.push((port, ip));
                 return false;
             }
             if !r.held.is_empty() && due(r.last_request, now) && !resolved(port, ip) {
@@ -121,7 +125,12 @@ impl<H> Pending<H> {
             true
         });
         self.held -= dropped.len().min(self.held);
-        (dropped, ask)
+        (dropped, ask, ended)
+    }
+
+    /// Addresses being resolved and since when, for `show neighbors`.
+    pub fn resolving(&self) -> impl Iterator<Item = ((u16, u32), u64)> + '_ {
+        self.map.iter().map(|(&k, r)| (k, r.first))
     }
 
     /// Addresses being resolved.
@@ -169,11 +178,17 @@ mod tests {
         let mut p = Pending::default();
         p.hold(0, 7, 'a', 0);
         p.hold(0, 8, 'b', 0);
-        let (d, ask) = p.expire(RETRY_NS, |_, ip| ip == 8);
-        assert!(d.is_empty());
+        let (d, ask, ended) = p.expire(RETRY_NS, |_, ip| ip == 8);
+        assert!(d.is_empty() && ended.is_empty());
         assert_eq!(ask, [(0, 7)], "8 is learned and only waits for the table");
-        let (d, _) = p.expire(GIVE_UP_NS, |_, _| false);
+        let (d, _, mut ended) = p.expire(GIVE_UP_NS, |_, _| false);
         assert_eq!(d.len(), 2);
+        ended.sort();
+        assert_eq!(
+            ended,
+            [(0, 7), (0, 8)],
+            "both resolutions end (their marks go)"
+        );
         assert_eq!((p.addresses(), p.held()), (0, 0));
     }
 }

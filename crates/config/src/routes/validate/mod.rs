@@ -7,15 +7,15 @@
 //! table has a million prefixes but a handful of distinct targets), and compact lines
 //! with an already-seen target text skip target parsing altogether.
 
-use net::fib::{MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
+use net::fib::{Family, MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
 
 mod targets;
 
 use super::compact::{self, CompactError, CompactTarget};
 use super::model::*;
-use super::{LabelSpec, NeighborSpec, RouteContext, RouteSet, RouteSpec};
+use super::{LabelSpec, Neighbor6Spec, NeighborSpec, RouteContext, RouteSet, RouteSpec};
 use crate::de::{Decoder, Path, Spanned};
-use crate::types::{Cidr, FastMap};
+use crate::types::{AnyCidr, Cidr, Cidr6, FastMap, IpAny};
 use crate::yaml::{Mark, Node, NodeKind};
 
 /// Label value meaning "no label" in a binding (RFC 3032).
@@ -30,7 +30,7 @@ struct NhDraft<'a> {
     path: String,
     /// Compact lines have one path for all fields.
     compact: bool,
-    via: Spanned<u32>,
+    via: Spanned<IpAny>,
     port: Option<Spanned<&'a str>>,
     push: Option<(Vec<Spanned<u32>>, Mark)>,
     weight: Option<Spanned<u32>>,
@@ -67,12 +67,17 @@ pub(crate) struct Validator<'c> {
     spec_ids: FastMap<RouteSpec, u32>,
     prefixes: FastMap<Cidr, Mark>,
     ipv4: Vec<(Cidr, u32)>,
+    prefixes6: FastMap<Cidr6, Mark>,
+    ipv6: Vec<(Cidr6, u32)>,
     labels: Vec<(u32, LabelSpec)>,
     label_marks: FastMap<u32, Mark>,
     neighbors: Vec<NeighborSpec>,
-    neighbor_marks: FastMap<u32, Mark>,
-    /// Compact target text -> spec id, for targets that validated cleanly.
+    neighbors6: Vec<Neighbor6Spec>,
+    neighbor_marks: FastMap<IpAny, Mark>,
+    /// Compact target text -> spec id, for targets that validated cleanly (one map per
+    /// family: the same text may be valid for one and not the other).
     compact_cache: FastMap<String, u32>,
+    compact_cache6: FastMap<String, u32>,
 }
 
 fn key(base: &Path, k: &str) -> String {
@@ -89,11 +94,15 @@ impl<'c> Validator<'c> {
             spec_ids: FastMap::default(),
             prefixes: FastMap::default(),
             ipv4: Vec::new(),
+            prefixes6: FastMap::default(),
+            ipv6: Vec::new(),
             labels: Vec::new(),
             label_marks: FastMap::default(),
             neighbors: Vec::new(),
+            neighbors6: Vec::new(),
             neighbor_marks: FastMap::default(),
             compact_cache: FastMap::default(),
+            compact_cache6: FastMap::default(),
         }
     }
 
@@ -119,8 +128,10 @@ impl<'c> Validator<'c> {
     pub(super) fn finish(self) -> RouteSet {
         RouteSet {
             neighbors: self.neighbors,
+            neighbors6: self.neighbors6,
             specs: self.specs,
             ipv4: self.ipv4,
+            ipv6: self.ipv6,
             labels: self.labels,
             ports_checked: self.ctx.ports.is_some(),
         }
@@ -204,12 +215,70 @@ impl<'c> Validator<'c> {
         }
     }
 
+    /// [`Self::add_prefix`] for IPv6.
+    fn add_prefix6(
+        &mut self,
+        prefix: Spanned<Cidr6>,
+        path: &dyn Fn() -> String,
+        spec: Option<u32>,
+    ) {
+        let c = prefix.value;
+        if c.has_host_bits() {
+            self.err(
+                prefix.mark,
+                path(),
+                format!("prefix {c} has host bits set"),
+                Some(format!("did you mean {}?", c.network())),
+            );
+            return;
+        }
+        if let Some(ports) = &self.ctx.ports {
+            for p in ports {
+                for a in &p.addresses6 {
+                    let what = if c == a.network() && a.len < 128 {
+                        "the connected subnet"
+                    } else if c.addr == a.addr && c.len == 128 {
+                        "the local address"
+                    } else {
+                        continue;
+                    };
+                    self.err(
+                        prefix.mark,
+                        path(),
+                        format!(
+                            "{c} is {what} of port `{}`, which is installed automatically",
+                            p.name
+                        ),
+                        Some("remove this route".to_string()),
+                    );
+                    return;
+                }
+            }
+        }
+        if let Some(first) = self.prefixes6.get(&c) {
+            self.err(
+                prefix.mark,
+                path(),
+                format!(
+                    "duplicate prefix {c} (first defined at line {})",
+                    first.line
+                ),
+                Some("keep one of the two routes; use `nexthops` for ECMP".to_string()),
+            );
+            return;
+        }
+        self.prefixes6.insert(c, prefix.mark);
+        if let Some(id) = spec {
+            self.ipv6.push((c, id));
+        }
+    }
+
     // ---- sections -----------------------------------------------------------------
 
     pub(super) fn neighbors(&mut self, node: &Node, path: &Path) {
         for (i, n) in self.d.items::<NeighborCfg>(node, path) {
             let base = Path::Index(path, i);
-            let ip = n.ip.value.0;
+            let ip = n.ip.value;
             if let Some(first) = self.neighbor_marks.get(&ip) {
                 self.err(
                     n.ip.mark,
@@ -227,17 +296,28 @@ impl<'c> Validator<'c> {
                 .port
                 .as_ref()
                 .map(|p| Spanned::new(p.value.as_str(), p.mark));
-            if let Some(port) = self.resolve_port(
-                Spanned::new(ip, n.ip.mark),
-                key(&base, "ip"),
-                port,
-                key(&base, "port"),
-            ) {
-                self.neighbors.push(NeighborSpec {
-                    ip,
-                    port,
-                    mac: n.mac.value.0,
-                });
+            let mac = n.mac.value.0;
+            match ip {
+                IpAny::V4(ip) => {
+                    if let Some(port) = self.resolve_port(
+                        Spanned::new(ip, n.ip.mark),
+                        key(&base, "ip"),
+                        port,
+                        key(&base, "port"),
+                    ) {
+                        self.neighbors.push(NeighborSpec { ip, port, mac });
+                    }
+                }
+                IpAny::V6(ip) => {
+                    if let Some(port) = self.resolve_port6(
+                        Spanned::new(ip, n.ip.mark),
+                        key(&base, "ip"),
+                        port,
+                        key(&base, "port"),
+                    ) {
+                        self.neighbors6.push(Neighbor6Spec { ip, port, mac });
+                    }
+                }
             }
         }
     }
@@ -247,7 +327,7 @@ impl<'c> Validator<'c> {
         &self,
         base: &Path,
         mark: Mark,
-        via: &Option<Spanned<crate::types::Ip>>,
+        via: &Option<Spanned<IpAny>>,
         port: &'a Option<Spanned<String>>,
         push: &Option<Spanned<Vec<Spanned<u32>>>>,
         nexthops: &'a Option<Spanned<Vec<NextHopCfg>>>,
@@ -306,7 +386,7 @@ impl<'c> Validator<'c> {
                     vec![NhDraft {
                         path: base.to_string(),
                         compact: false,
-                        via: Spanned::new(v.value.0, v.mark),
+                        via: *v,
                         port: port
                             .as_ref()
                             .map(|p| Spanned::new(p.value.as_str(), p.mark)),
@@ -337,7 +417,7 @@ impl<'c> Validator<'c> {
                             .map(|(j, h)| NhDraft {
                                 path: format!("{np}[{j}]"),
                                 compact: false,
-                                via: Spanned::new(h.via.value.0, h.via.mark),
+                                via: h.via,
                                 port: h
                                     .port
                                     .as_ref()
@@ -384,29 +464,61 @@ impl<'c> Validator<'c> {
                     r.local,
                     false,
                 )
-                .and_then(|k| self.route_spec(&k, &Self::ttl_draft(&base, r.ttl_mode, r.pipe_ttl)))
+                .and_then(|k| {
+                    let ttl = Self::ttl_draft(&base, r.ttl_mode, r.pipe_ttl);
+                    self.route_spec(&k, &ttl, Family::Ipv4)
+                })
                 .map(|s| self.intern(s));
             self.add_prefix(r.prefix, &|| key(&base, "prefix"), spec);
+        }
+    }
+
+    pub(super) fn ipv6(&mut self, node: &Node, path: &Path) {
+        for (i, r) in self.d.items::<Ipv6RouteCfg>(node, path) {
+            let base = Path::Index(path, i);
+            let mark = r.prefix.mark;
+            let spec = self
+                .structured_kind(
+                    &base,
+                    mark,
+                    &r.via,
+                    &r.port,
+                    &r.push,
+                    &r.nexthops,
+                    r.blackhole,
+                    r.local,
+                    false,
+                )
+                .and_then(|k| {
+                    let ttl = Self::ttl_draft(&base, r.ttl_mode, r.pipe_ttl);
+                    self.route_spec(&k, &ttl, Family::Ipv6)
+                })
+                .map(|s| self.intern(s));
+            self.add_prefix6(r.prefix, &|| key(&base, "prefix"), spec);
         }
     }
 
     pub(super) fn prefix_groups(&mut self, node: &Node, path: &Path) {
         for (i, g) in self.d.items::<PrefixGroupCfg>(node, path) {
             let base = Path::Index(path, i);
-            let spec = self
-                .structured_kind(
-                    &base,
-                    g.prefixes.mark,
-                    &g.via,
-                    &g.port,
-                    &g.push,
-                    &g.nexthops,
-                    g.blackhole,
-                    None,
-                    false,
-                )
-                .and_then(|k| self.route_spec(&k, &Self::ttl_draft(&base, g.ttl_mode, g.pipe_ttl)))
-                .map(|s| self.intern(s));
+            let kind = self.structured_kind(
+                &base,
+                g.prefixes.mark,
+                &g.via,
+                &g.port,
+                &g.push,
+                &g.nexthops,
+                g.blackhole,
+                None,
+                false,
+            );
+            let mut spec = GroupSpec {
+                kind: kind.as_ref(),
+                ttl: Self::ttl_draft(&base, g.ttl_mode, g.pipe_ttl),
+                v4: None,
+                v6: None,
+            };
+            let spec = &mut spec;
             let pp = key(&base, "prefixes");
             let m = g.prefixes.mark;
             match &g.prefixes.value {
@@ -439,12 +551,40 @@ impl<'c> Validator<'c> {
         tok: &str,
         mark: Mark,
         path: &dyn Fn() -> String,
-        spec: Option<u32>,
+        spec: &mut GroupSpec,
     ) {
-        match compact::parse_prefix((tok, 0)) {
-            Ok(c) => self.add_prefix(Spanned::new(c, mark), path, spec),
+        match compact::parse_any_prefix((tok, 0)) {
+            Ok(AnyCidr::V4(c)) => {
+                let id = self.group_spec(spec, Family::Ipv4);
+                self.add_prefix(Spanned::new(c, mark), path, id)
+            }
+            Ok(AnyCidr::V6(c)) => {
+                let id = self.group_spec(spec, Family::Ipv6);
+                self.add_prefix6(Spanned::new(c, mark), path, id)
+            }
             Err(e) => self.err(mark, path(), e.message, e.hint),
         }
+    }
+
+    /// A group's spec for one family, checked the first time a prefix of that family
+    /// needs it (a group may mix families when its target suits both).
+    fn group_spec(&mut self, g: &mut GroupSpec, family: Family) -> Option<u32> {
+        let slot = match family {
+            Family::Ipv4 => &mut g.v4,
+            Family::Ipv6 => &mut g.v6,
+        };
+        if let Some(id) = *slot {
+            return id;
+        }
+        let id = g
+            .kind
+            .and_then(|k| self.route_spec(k, &g.ttl, family))
+            .map(|s| self.intern(s));
+        match family {
+            Family::Ipv4 => g.v4 = Some(id),
+            Family::Ipv6 => g.v6 = Some(id),
+        }
+        id
     }
 
     pub(super) fn routes_compact(&mut self, node: &Node, path: &Path) {
@@ -493,26 +633,41 @@ impl<'c> Validator<'c> {
             self.err(at(0), path(), "empty route line", None);
             return;
         };
-        let prefix = match compact::parse_prefix(ptok) {
+        let prefix = match compact::parse_any_prefix(ptok) {
             Ok(p) => Spanned::new(p, at(ptok.1)),
             Err(e) => {
                 self.err(at(e.at), path(), e.message, e.hint);
                 return;
             }
         };
+        let family = match prefix.value {
+            AnyCidr::V4(_) => Family::Ipv4,
+            AnyCidr::V6(_) => Family::Ipv6,
+        };
         let rest = rest.trim_end();
-        let spec = match self.compact_cache.get(rest) {
+        let cache = match family {
+            Family::Ipv4 => &self.compact_cache,
+            Family::Ipv6 => &self.compact_cache6,
+        };
+        let spec = match cache.get(rest) {
             Some(&id) => Some(id),
             None => {
                 let before = self.d.error_count();
-                let r = self.compact_spec(rest, base, &at, path());
+                let r = self.compact_spec(rest, base, &at, path(), family);
                 if let Some(id) = r.filter(|_| self.d.error_count() == before) {
-                    self.compact_cache.insert(rest.to_string(), id);
+                    match family {
+                        Family::Ipv4 => &mut self.compact_cache,
+                        Family::Ipv6 => &mut self.compact_cache6,
+                    }
+                    .insert(rest.to_string(), id);
                 }
                 r
             }
         };
-        self.add_prefix(prefix, path, spec);
+        match prefix.value {
+            AnyCidr::V4(c) => self.add_prefix(Spanned::new(c, prefix.mark), path, spec),
+            AnyCidr::V6(c) => self.add_prefix6(Spanned::new(c, prefix.mark), path, spec),
+        }
     }
 
     fn compact_spec(
@@ -521,6 +676,7 @@ impl<'c> Validator<'c> {
         base: usize,
         at: &dyn Fn(usize) -> Mark,
         p: String,
+        family: Family,
     ) -> Option<u32> {
         let (target, ttl) = match compact::parse_target(rest, base) {
             Ok(t) => t,
@@ -565,7 +721,7 @@ impl<'c> Validator<'c> {
             path: p,
             compact: true,
         };
-        let spec = self.route_spec(&kind, &ttl)?;
+        let spec = self.route_spec(&kind, &ttl, family)?;
         Some(self.intern(spec))
     }
 
@@ -614,6 +770,7 @@ impl<'c> Validator<'c> {
                 ("port", e.port.as_ref().map(|v| v.mark)),
                 ("push", e.push.as_ref().map(|v| v.mark)),
                 ("nexthops", e.nexthops.as_ref().map(|v| v.mark)),
+                ("payload", e.payload.map(|v| v.mark)),
             ];
             for (k, m) in extra {
                 if let Some(m) = m {
@@ -641,7 +798,7 @@ impl<'c> Validator<'c> {
         let KindDraft::NextHops(drafts, m, p) = &kind else {
             return None;
         };
-        let nhs = self.resolve_nhs(drafts, *m, p)?;
+        let mut nhs = self.resolve_nhs(drafts, *m, p, None)?;
         let ttl = ttl?;
         let mut ok = true;
         let need = |min: usize, what: &str| {
@@ -714,10 +871,53 @@ impl<'c> Validator<'c> {
             }
             MplsAction::PopAndLookup => unreachable!("handled above"),
         };
+        ok &= self.set_payload(base, e, op, &mut nhs);
         ok.then_some(LabelSpec {
             op,
             nexthops: nhs,
             ttl,
         })
+    }
+}
+
+/// A prefix group's target, checked per family on first use.
+struct GroupSpec<'k, 'a> {
+    kind: Option<&'k KindDraft<'a>>,
+    ttl: TtlDraft,
+    v4: Option<Option<u32>>,
+    v6: Option<Option<u32>>,
+}
+
+impl Validator<'_> {
+    /// The family a pop exposes: `payload:` if given, else the next hop's family. Only a
+    /// pop exposes a packet to its next hop, so only a pop takes `payload`.
+    fn set_payload(
+        &self,
+        base: &Path,
+        e: &MplsEntryCfg,
+        op: net::fib::LabelOp,
+        nhs: &mut [super::NhSpec],
+    ) -> bool {
+        if op != net::fib::LabelOp::Pop {
+            if let Some(p) = e.payload {
+                self.err(
+                    p.mark,
+                    key(base, "payload"),
+                    "`payload` only applies to `pop`: a swap keeps labels on the packet",
+                    Some("remove `payload`".to_string()),
+                );
+                return false;
+            }
+            return true;
+        }
+        for n in nhs {
+            n.payload = match e.payload.map(|p| p.value) {
+                Some(PayloadCfg::Ipv4) => Family::Ipv4,
+                Some(PayloadCfg::Ipv6) => Family::Ipv6,
+                None if n.via6.is_some() => Family::Ipv6,
+                None => Family::Ipv4,
+            };
+        }
+        true
     }
 }

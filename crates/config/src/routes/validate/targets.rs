@@ -1,12 +1,12 @@
 //! Checks shared by every route form: ports and subnets, out-label stacks, next hops,
 //! ECMP sets and TTL modes. Each records its errors and returns `None` on failure.
 
-use net::fib::{TtlMode, DEFAULT_PIPE_TTL, MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
+use net::fib::{Family, TtlMode, DEFAULT_PIPE_TTL, MAX_LABEL, MAX_PUSH, MIN_UNRESERVED_LABEL};
 
 use super::{KindDraft, NhDraft, TtlDraft, Validator, IMPLICIT_NULL, MAX_ECMP, UNKNOWN_PORT};
 use crate::de::Spanned;
 use crate::routes::{NhSpec, RouteSpec, TargetSpec};
-use crate::types::Cidr;
+use crate::types::{is_link_local6, Cidr, IpAny};
 use crate::yaml::Mark;
 
 impl Validator<'_> {
@@ -127,6 +127,111 @@ impl Validator<'_> {
         }
     }
 
+    /// The port an IPv6 neighbor is reached through: a link-local neighbor needs its
+    /// port named; a global one must be on a port's IPv6 subnet.
+    pub(super) fn resolve_port6(
+        &self,
+        ip: Spanned<u128>,
+        ip_path: String,
+        port: Option<Spanned<&str>>,
+        port_path: String,
+    ) -> Option<u16> {
+        let Some(ports) = self.ctx.ports.as_deref() else {
+            return Some(UNKNOWN_PORT);
+        };
+        let shown = std::net::Ipv6Addr::from(ip.value);
+        if let Some(p) = ports
+            .iter()
+            .find(|p| p.addresses6.iter().any(|a| a.addr == ip.value))
+        {
+            self.err(
+                ip.mark,
+                ip_path,
+                format!("{shown} is this router's own address on port `{}`", p.name),
+                Some("use the neighbor's address".to_string()),
+            );
+            return None;
+        }
+        let on_subnet = |p: &crate::startup::PortIface| {
+            p.addresses6
+                .iter()
+                .filter(|a| !is_link_local6(a.addr) && a.contains(ip.value))
+                .map(|a| a.len)
+                .max()
+        };
+        let ll = is_link_local6(ip.value);
+        match port {
+            Some(name) => match ports.iter().find(|p| p.name == name.value) {
+                None => {
+                    let names: Vec<&str> = ports.iter().map(|p| p.name.as_str()).collect();
+                    self.err(
+                        name.mark,
+                        port_path,
+                        format!("unknown port `{}`", name.value),
+                        Some(format!("known ports: {}", names.join(", "))),
+                    );
+                    None
+                }
+                Some(p) if !ll && on_subnet(p).is_none() => {
+                    self.err(
+                        ip.mark,
+                        ip_path,
+                        format!("{shown} is not on an IPv6 subnet of port `{}`", p.name),
+                        Some(self.subnets6_hint()),
+                    );
+                    None
+                }
+                Some(p) => Some(p.id),
+            },
+            None if ll => {
+                self.err(
+                    ip.mark,
+                    ip_path,
+                    format!("{shown} is link-local: say which port reaches it"),
+                    Some("add `port: NAME` (`port NAME` on a compact line)".to_string()),
+                );
+                None
+            }
+            None => match ports
+                .iter()
+                .filter_map(|p| Some((on_subnet(p)?, p.id)))
+                .max()
+            {
+                Some((_, id)) => Some(id),
+                None => {
+                    self.err(
+                        ip.mark,
+                        ip_path,
+                        format!("{shown} is not on any connected IPv6 subnet"),
+                        Some(self.subnets6_hint()),
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    fn subnets6_hint(&self) -> String {
+        let ports = self.ctx.ports.as_deref().unwrap_or_default();
+        let list: Vec<String> = ports
+            .iter()
+            .flat_map(|p| {
+                p.addresses6
+                    .iter()
+                    .filter(|a| !is_link_local6(a.addr))
+                    .map(move |a| format!("{} ({})", a.network(), p.name))
+            })
+            .collect();
+        if list.is_empty() {
+            "no port has a global IPv6 address: add one to `addresses`, or use a link-local next hop with `port`".into()
+        } else {
+            format!(
+                "a next hop must be directly reachable; connected IPv6 subnets: {}",
+                list.join(", ")
+            )
+        }
+    }
+
     // ---- labels -------------------------------------------------------------------
 
     /// Checks an out-label stack; `[3]` (implicit null) becomes the empty stack.
@@ -204,12 +309,57 @@ impl Validator<'_> {
 
     // ---- targets ------------------------------------------------------------------
 
-    pub(super) fn resolve_nh(&self, nh: &NhDraft) -> Option<NhSpec> {
-        let port = self.resolve_port(nh.via, nh.field("via"), nh.port, nh.field("port"));
+    /// A next hop of a route of `family` (`None`: a label entry, either family).
+    pub(super) fn resolve_nh(&self, nh: &NhDraft, family: Option<Family>) -> Option<NhSpec> {
+        let (via, via6) = match nh.via.value {
+            IpAny::V4(a) => (a, None),
+            IpAny::V6(a) => (0, Some(a)),
+        };
+        if family == Some(Family::Ipv4) && via6.is_some() {
+            self.err(
+                nh.via.mark,
+                nh.field("via"),
+                format!(
+                    "an IPv4 route cannot go via the IPv6 address {}",
+                    nh.via.value
+                ),
+                Some("use the neighbor's IPv4 address".to_string()),
+            );
+            return None;
+        }
+        let port = match via6 {
+            None => self.resolve_port(
+                Spanned::new(via, nh.via.mark),
+                nh.field("via"),
+                nh.port,
+                nh.field("port"),
+            ),
+            Some(a) => self.resolve_port6(
+                Spanned::new(a, nh.via.mark),
+                nh.field("via"),
+                nh.port,
+                nh.field("port"),
+            ),
+        };
         let labels = match &nh.push {
             Some((stack, m)) => self.check_stack(stack, *m, &nh.field("push")),
             None => Some(Vec::new()),
         };
+        if family == Some(Family::Ipv6)
+            && via6.is_none()
+            && labels.as_ref().is_some_and(|l| l.is_empty())
+        {
+            self.err(
+                nh.via.mark,
+                nh.field("via"),
+                format!(
+                    "an IPv6 route via the IPv4 address {} must push a label (6PE, RFC 4798)",
+                    nh.via.value
+                ),
+                Some("add `push: [LABEL]` with the label the egress PE bound for IPv6, or use an IPv6 next hop".to_string()),
+            );
+            return None;
+        }
         let weight = match nh.weight {
             Some(w) if w.value == 0 => {
                 self.err(
@@ -223,11 +373,18 @@ impl Validator<'_> {
             Some(w) => Some(w.value),
             None => Some(1),
         };
+        let labels = labels?;
+        let payload = match family {
+            Some(f) if labels.is_empty() => f,
+            _ => Family::Ipv4,
+        };
         Some(NhSpec {
             port: port?,
-            via: nh.via.value,
-            labels: labels?,
+            via,
+            via6,
+            labels,
             weight: weight?,
+            payload,
         })
     }
 
@@ -236,6 +393,7 @@ impl Validator<'_> {
         nhs: &[NhDraft],
         mark: Mark,
         path: &str,
+        family: Option<Family>,
     ) -> Option<Vec<NhSpec>> {
         if nhs.is_empty() {
             self.err(
@@ -262,22 +420,18 @@ impl Validator<'_> {
         let mut out = Vec::with_capacity(nhs.len());
         let mut ok = true;
         for nh in nhs {
-            match self.resolve_nh(nh) {
+            match self.resolve_nh(nh, family) {
                 Some(s) => {
                     if out.iter().any(|o: &NhSpec| {
-                        o.via == s.via && o.port == s.port && o.labels == s.labels
+                        o.via == s.via
+                            && o.via6 == s.via6
+                            && o.port == s.port
+                            && o.labels == s.labels
                     }) {
                         self.err(
                             nh.via.mark,
                             nh.field("via"),
-                            format!(
-                                "next hop {} is listed twice",
-                                Cidr {
-                                    addr: s.via,
-                                    len: 32
-                                }
-                                .ip()
-                            ),
+                            format!("next hop {} is listed twice", nh.via.value),
                             Some("give it a higher weight instead".to_string()),
                         );
                         ok = false;
@@ -325,14 +479,19 @@ impl Validator<'_> {
         }
     }
 
-    pub(super) fn route_spec(&self, kind: &KindDraft, ttl: &TtlDraft) -> Option<RouteSpec> {
+    pub(super) fn route_spec(
+        &self,
+        kind: &KindDraft,
+        ttl: &TtlDraft,
+        family: Family,
+    ) -> Option<RouteSpec> {
         let ttl = self.ttl(ttl);
         let target = match kind {
             KindDraft::Local => Some(TargetSpec::Local),
             KindDraft::Blackhole => Some(TargetSpec::Blackhole),
-            KindDraft::NextHops(nhs, m, p) => {
-                self.resolve_nhs(nhs, *m, p).map(TargetSpec::NextHops)
-            }
+            KindDraft::NextHops(nhs, m, p) => self
+                .resolve_nhs(nhs, *m, p, Some(family))
+                .map(TargetSpec::NextHops),
         };
         Some(RouteSpec {
             target: target?,

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::block::{Block, Node, CHUNKS, NODE};
-use super::huge::HugeBuf;
+use super::huge::{HugeBuf, SharedBuf};
 use crate::prefetch::prefetch;
 
 /// Entries of the top array: one per /18.
@@ -105,7 +105,7 @@ impl Drop for Top {
 /// Append-only store of records, shared by the snapshots derived from one another.
 #[derive(Debug)]
 pub(super) struct Arena {
-    buf: HugeBuf,
+    buf: SharedBuf,
     /// Words handed out; a multiple of `LINE`.
     used: AtomicUsize,
 }
@@ -113,7 +113,10 @@ pub(super) struct Arena {
 impl Arena {
     fn with_capacity(words: usize, huge: bool) -> Arena {
         Arena {
-            buf: HugeBuf::zeroed(words.next_multiple_of(LINE).max(LINE), huge),
+            buf: SharedBuf::new(HugeBuf::zeroed(
+                words.next_multiple_of(LINE).max(LINE),
+                huge,
+            )),
             used: AtomicUsize::new(0),
         }
     }
@@ -124,7 +127,7 @@ impl Arena {
         let n = n.next_multiple_of(LINE);
         let mut cur = self.used.load(Ordering::Relaxed);
         loop {
-            if cur + n > self.buf.len() {
+            if cur + n > self.buf.buf().len() {
                 return None;
             }
             match self.used.compare_exchange_weak(
@@ -148,13 +151,7 @@ impl Arena {
         // reads it while it is written. Lookups reach it only through a top array that a
         // `&mut Lpm4` updated after this write; sharing that table with other threads
         // (net::rcu publishes with a release store) orders this write before their reads.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                words.as_ptr(),
-                self.buf.as_mut_ptr().add(at),
-                words.len(),
-            )
-        };
+        unsafe { self.buf.write(at, words) };
     }
 
     fn used(&self) -> usize {
@@ -286,7 +283,7 @@ impl Flat {
     /// Lays out all `blocks` again, in an arena with room for more changes than the
     /// current one had (see `GROWN_SLACK`).
     fn rebuild(&mut self, blocks: &[Arc<Block>]) {
-        let slack = (2 * self.arena.buf.len()).clamp(MIN_SLACK, GROWN_SLACK);
+        let slack = (2 * self.arena.buf.buf().len()).clamp(MIN_SLACK, GROWN_SLACK);
         *self = Flat::build_with_slack(blocks, &self.inherit, slack);
     }
 
@@ -375,6 +372,20 @@ impl Flat {
         (TOP_LEN + self.arena.used() + self.inherit.len()) * 4
     }
 
+    /// Where lookups read: `(name, address, bytes)` of the top array and of the arena's
+    /// used part, for reports of the pages backing them (`bench-lookup`).
+    pub(super) fn regions(&self) -> [(&'static str, usize, usize); 2] {
+        let top = self.top.buf();
+        [
+            ("top", top.as_ptr() as usize, top.len() * 4),
+            (
+                "arena",
+                self.arena.buf.buf().as_ptr() as usize,
+                self.arena.used() * 4,
+            ),
+        ]
+    }
+
     /// Whether leaves are u16.
     pub(super) fn narrow(&self) -> bool {
         self.narrow
@@ -382,6 +393,7 @@ impl Flat {
 
     #[inline(always)]
     fn top_entry(&self, addr: u32) -> u32 {
+        debug_assert_eq!(self.top.buf().len(), TOP_LEN);
         // SAFETY: the top array has 2^18 entries and `addr >> 14` < 2^18.
         unsafe { *self.top.buf().as_ptr().add((addr >> 14) as usize) }
     }
@@ -410,7 +422,10 @@ impl Flat {
     /// Finishes a lookup at the record at word `o`.
     #[inline(always)]
     fn walk(&self, mut o: usize, addr: u32) -> u32 {
-        let a = self.arena.buf.as_ptr();
+        let a = self.arena.buf.buf().as_ptr();
+        // Debug builds check every read against the arena's written part.
+        let used = self.arena.used();
+        let in_arena = |word: usize, words: usize| word + words <= used;
         // The 14 bits below the /18, left-aligned in 18 so that each level takes 6.
         let x = (addr & 0x3FFF) << 4;
         let mut shift = 12u32;
@@ -420,15 +435,23 @@ impl Flat {
             // again); child offsets and leaf positions stay inside the record and its
             // descendants by construction (`emit`).
             unsafe {
+                debug_assert!(in_arena(o, HDR), "record header at {o} past {used}");
                 let vector = a.add(o).cast::<u64>().read_unaligned();
                 let bit = 1u64 << ((x >> shift) & 63);
                 if vector & bit != 0 {
-                    o += *a.add(o + HDR + (vector & (bit - 1)).count_ones() as usize) as usize;
+                    let child = o + HDR + (vector & (bit - 1)).count_ones() as usize;
+                    debug_assert!(in_arena(child, 1), "child offset at {child} past {used}");
+                    o += *a.add(child) as usize;
                     shift = shift.wrapping_sub(6);
                 } else {
                     let leafvec = a.add(o + 2).cast::<u64>().read_unaligned();
-                    let first = a.add(o + HDR + vector.count_ones() as usize).cast::<u8>();
+                    let leaves = o + HDR + vector.count_ones() as usize;
+                    let first = a.add(leaves).cast::<u8>();
                     let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
+                    debug_assert!(
+                        in_arena(leaves, if self.narrow { i / 2 + 1 } else { i + 1 }),
+                        "leaf {i} of the record at {o} past {used}"
+                    );
                     return if self.narrow {
                         u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
                     } else {
@@ -443,7 +466,7 @@ impl Flat {
     #[inline(always)]
     pub(super) fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
         const B: usize = 64;
-        let a = self.arena.buf.as_ptr();
+        let a = self.arena.buf.buf().as_ptr();
         for (ks, os) in addrs.chunks(B).zip(out.chunks_mut(B)) {
             let mut t = [0u32; B];
             for (e, &k) in t.iter_mut().zip(ks) {
@@ -597,10 +620,10 @@ mod tests {
             (0x8000_0000, 4, 6),
         ]);
         let top = lpm.flat.top.buf();
-        assert!(!top.huge() && !lpm.flat.arena.buf.huge());
+        assert!(!top.huge() && !lpm.flat.arena.buf.buf().huge());
         // Blocks 10 and 192, one 4 KiB page of top entries each.
         assert_eq!(resident_pages(top), 2);
-        assert!(lpm.flat.arena.buf.len() <= lpm.flat.arena.used() + MIN_SLACK + LINE);
+        assert!(lpm.flat.arena.buf.buf().len() <= lpm.flat.arena.used() + MIN_SLACK + LINE);
         assert_eq!(lpm.lookup(0x0a01_0281), Some(3));
         assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
         assert_eq!(lpm.lookup(0x0aff_0000), Some(1));
@@ -610,7 +633,7 @@ mod tests {
         // A table that writes over 2 MiB goes on hugepages.
         let mut r = Rng(3);
         let big = Lpm4::from_prefixes((0..60_000).map(|i| (r.next(), 24, i)));
-        assert!(big.flat.top.buf().huge() && big.flat.arena.buf.huge());
+        assert!(big.flat.top.buf().huge() && big.flat.arena.buf.buf().huge());
     }
 
     #[test]
@@ -631,7 +654,7 @@ mod tests {
                 let o = (e & !NODE) as usize;
                 // SAFETY: reads a record of this table, inside the arena's used part.
                 let (vector, leafvec) = unsafe {
-                    let p = a.buf.as_ptr().add(o).cast::<u64>();
+                    let p = a.buf.buf().as_ptr().add(o).cast::<u64>();
                     (p.read_unaligned(), p.add(1).read_unaligned())
                 };
                 let words = HDR

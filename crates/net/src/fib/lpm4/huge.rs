@@ -22,6 +22,13 @@ use std::ptr::NonNull;
 const HUGE: usize = 2 << 20;
 /// Base page size (the mapping granularity on the targets above).
 const PAGE: usize = 4 << 10;
+/// The mapping's flags. Miri maps only `MAP_PRIVATE | MAP_ANONYMOUS`, so under Miri the
+/// mapping is reserved in full (no `MAP_NORESERVE`); nothing else changes.
+const MAP_FLAGS: libc::c_int = if cfg!(miri) {
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS
+} else {
+    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE
+};
 
 /// A zero-initialised array of `u32` in its own anonymous mapping; 2 MiB-aligned and
 /// advised `MADV_HUGEPAGE` when made with `huge`.
@@ -30,7 +37,7 @@ pub(super) struct HugeBuf {
     ptr: NonNull<u32>,
     len: usize,
     /// Start and length of the whole mapping (more than the buffer when aligned).
-    map: usize,
+    map: NonNull<libc::c_void>,
     map_len: usize,
     huge: bool,
 }
@@ -38,8 +45,8 @@ pub(super) struct HugeBuf {
 // SAFETY: HugeBuf owns its mapping like a Box<[u32]> owns its allocation; moving it to,
 // or sharing `&HugeBuf` with, another thread is as safe as for a Box<[u32]>.
 unsafe impl Send for HugeBuf {}
-// SAFETY: see above; `&HugeBuf` only allows reads except through the raw pointer, whose
-// users (the arena) document their own exclusivity.
+// SAFETY: see above; `&HugeBuf` only allows reads (writes need `&mut HugeBuf`, or a
+// `SharedBuf` whose unsafe `write` states its own exclusivity).
 unsafe impl Sync for HugeBuf {}
 
 impl HugeBuf {
@@ -61,7 +68,7 @@ impl HugeBuf {
                 std::ptr::null_mut(),
                 map_len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                MAP_FLAGS,
                 -1,
                 0,
             )
@@ -71,21 +78,24 @@ impl HugeBuf {
             "mmap of {map_len} bytes for an LPM table failed: {}",
             std::io::Error::last_os_error()
         );
-        let start = if huge {
-            let aligned = (raw as usize).next_multiple_of(HUGE);
-            // SAFETY: `aligned..aligned + bytes` lies inside the mapping just made (we
-            // mapped one extra hugepage for the alignment). madvise only changes how it
-            // is backed; its failure (no THP support) leaves ordinary pages, which is fine.
-            unsafe { libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
-            aligned
+        // The buffer starts `offset` bytes into the mapping (a pointer derived from the
+        // mapping's, so it keeps its provenance).
+        let offset = if huge {
+            (raw as usize).next_multiple_of(HUGE) - raw as usize
         } else {
-            raw as usize
+            0
         };
+        let start = raw.cast::<u8>().wrapping_add(offset);
+        if huge && !cfg!(miri) {
+            // SAFETY: `start..start + bytes` lies inside the mapping just made (we mapped
+            // one extra hugepage for the alignment). madvise only changes how it is
+            // backed; its failure (no THP support) leaves ordinary pages, which is fine.
+            unsafe { libc::madvise(start.cast(), bytes, libc::MADV_HUGEPAGE) };
+        }
         HugeBuf {
-            // SAFETY: mmap never returns null on success (and start >= raw > 0).
-            ptr: unsafe { NonNull::new_unchecked(start as *mut u32) },
+            ptr: NonNull::new(start.cast::<u32>()).expect("mmap never returns null on success"),
             len,
-            map: raw as usize,
+            map: NonNull::new(raw).expect("mmap never returns null on success"),
             map_len,
             huge,
         }
@@ -104,7 +114,9 @@ impl HugeBuf {
         self.ptr.as_ptr()
     }
 
-    pub(super) fn as_mut_ptr(&self) -> *mut u32 {
+    /// The buffer's start, for writes: only through `&mut self` (see [`SharedBuf`] for
+    /// writes through a shared reference).
+    pub(super) fn as_mut_ptr(&mut self) -> *mut u32 {
         self.ptr.as_ptr()
     }
 
@@ -122,6 +134,51 @@ impl HugeBuf {
 impl Drop for HugeBuf {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping made in `zeroed`, which nothing uses any more.
-        unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+        unsafe { libc::munmap(self.map.as_ptr(), self.map_len) };
+    }
+}
+
+/// A [`HugeBuf`] written through `&self`, in ranges that no one else reads or writes
+/// meanwhile: the LPM arena, where clones of one table append records in disjoint ranges
+/// that they reserved and have not yet published. Reads go through [`SharedBuf::buf`];
+/// the only write is the unsafe [`SharedBuf::write`], whose caller proves exclusivity.
+#[derive(Debug)]
+pub(super) struct SharedBuf {
+    buf: HugeBuf,
+    /// `buf`'s start, taken once through `&mut` when the buffer was still unshared.
+    write: NonNull<u32>,
+}
+
+// SAFETY: a SharedBuf owns its HugeBuf (Send, see above); the write pointer is only used
+// by `write`, whose contract makes each write exclusive to its range.
+unsafe impl Send for SharedBuf {}
+// SAFETY: `&SharedBuf` gives reads of the buffer and the unsafe `write`, whose caller
+// guarantees no concurrent access to the range written.
+unsafe impl Sync for SharedBuf {}
+
+impl SharedBuf {
+    pub(super) fn new(mut buf: HugeBuf) -> SharedBuf {
+        let write = NonNull::new(buf.as_mut_ptr()).expect("a HugeBuf is never null");
+        SharedBuf { buf, write }
+    }
+
+    /// The buffer, for reads.
+    pub(super) fn buf(&self) -> &HugeBuf {
+        &self.buf
+    }
+
+    /// Copies `words` to word `at`.
+    ///
+    /// # Safety
+    /// `at..at + words.len()` is inside the buffer, and no other thread reads or writes
+    /// that range during the call (the arena: reserved for this caller alone by its
+    /// atomic cursor, and not yet reachable from any published table).
+    pub(super) unsafe fn write(&self, at: usize, words: &[u32]) {
+        debug_assert!(at + words.len() <= self.buf.len());
+        // SAFETY: in bounds and exclusive, by the caller's contract; `words` is a
+        // separate allocation (a `&[u32]` cannot alias memory written through `write`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr(), self.write.as_ptr().add(at), words.len())
+        };
     }
 }

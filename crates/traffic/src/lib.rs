@@ -1,5 +1,9 @@
-//! Traffic generation for demos, benchmarks and end-to-end tests: named scenarios written
-//! to pcap files (no DPDK involved).
+//! Traffic generation for demos, benchmarks and end-to-end tests: a frame builder, named
+//! scenarios written to pcap files, and pcap reading. Pure: no DPDK, no runtime; kept out
+//! of the `router` crate so the tests and the binary's `gen-traffic` do not need it.
+//! Never used on the data path. No `unsafe`.
+
+#![forbid(unsafe_code)]
 
 mod frame;
 mod scenario;

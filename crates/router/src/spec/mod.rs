@@ -1,9 +1,17 @@
 //! What the runtime is asked to bring up, independent of the YAML it came from.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use config::StartupConfig;
+use net::icmp::IcmpConfig;
+use net::pipeline::PipelineConfig;
+
 use crate::metrics::BuildInfo;
+
+mod from_config;
+pub use from_config::RunOptions;
 
 /// One port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +58,18 @@ pub enum IdlePolicy {
     },
 }
 
-/// Everything `run` needs.
+/// What the router routes with: the startup config (ports, addresses), the routes file,
+/// and the pipeline and ICMP settings.
+#[derive(Clone, Debug)]
+pub struct Routing {
+    pub startup: StartupConfig,
+    pub routes: Option<PathBuf>,
+    pub pipeline: PipelineConfig,
+    pub icmp: IcmpConfig,
+}
+
+/// Everything [`crate::Router::start`] needs; [`RuntimeSpec::from_config`] makes it from
+/// the startup config.
 #[derive(Clone, Debug)]
 pub struct RuntimeSpec {
     /// Full EAL argument vector, program name first.
@@ -76,6 +95,8 @@ pub struct RuntimeSpec {
     pub mbuf_data_room: u16,
     /// Test only: a fault to inject (see [`TestFault`]); None in production.
     pub test_fault: Option<TestFault>,
+    /// The tables' inputs and the forwarding settings.
+    pub routing: Routing,
 }
 
 /// Faults the tests inject to check that a dying thread is noticed. Set only from the
@@ -87,14 +108,23 @@ pub enum TestFault {
     WorkerPanic,
     /// The slow-path thread panics as it starts.
     SlowPathPanic,
+    /// The slow path sleeps [`SLOW_DATA_DELAY`] after taking each data-queue packet, so
+    /// a flood from a few test senders outruns it as a line-rate flood outruns a real
+    /// slow path (tests/frr_ospf_ldp.rs: the control queue must keep the adjacencies up).
+    SlowData,
 }
 
+/// How long the slow path sleeps per data-queue packet under [`TestFault::SlowData`].
+pub const SLOW_DATA_DELAY: std::time::Duration = std::time::Duration::from_millis(2);
+
 impl TestFault {
-    /// The value of `MPLSROUTER_TEST_FAULT`: `worker-panic` or `slowpath-panic`.
+    /// The value of `MPLSROUTER_TEST_FAULT`: `worker-panic`, `slowpath-panic` or
+    /// `slow-data`.
     pub fn parse(s: &str) -> Option<TestFault> {
         match s {
             "worker-panic" => Some(TestFault::WorkerPanic),
             "slowpath-panic" => Some(TestFault::SlowPathPanic),
+            "slow-data" => Some(TestFault::SlowData),
             _ => None,
         }
     }

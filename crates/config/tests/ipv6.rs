@@ -1,0 +1,243 @@
+//! IPv6 in the config: every route form compiles to the table it describes, 6PE
+//! included, and a reload that changes IPv6 routes derives the same table a full
+//! compile builds.
+
+use std::net::Ipv6Addr;
+use std::path::Path;
+
+use config::{compile, parse_routes, ReloadOutcome, ReloadState, RouteContext, StartupConfig};
+use net::fib::{Family, Fib, LabelOp, NextHop, RouteTarget, TtlMode};
+
+const PORTS: &str = "ports:
+  - {name: in, vdev: net_null0, addresses: [10.0.0.1/24, \"2001:db8::1/64\", \"fe80::1/64\"]}
+  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]}
+";
+
+const ROUTES: &str = r#"
+neighbors:
+  - {ip: "2001:db8:1::2", mac: "02:00:00:00:01:02"}
+  - {ip: "fe80::9", port: in, mac: "02:00:00:00:00:09"}
+ipv6:
+  - {prefix: "2001:db8:100::/40", via: "2001:db8:1::2"}
+  - prefix: "2001:db8:200::/40"
+    nexthops:
+      - {via: "2001:db8:1::2", weight: 3}
+      - {via: "fe80::9", port: in}
+  - {prefix: "2001:db8:300::/40", via: "2001:db8:1::3", push: [100, 200], ttl_mode: pipe}
+  - {prefix: "2001:db8:400::/40", via: 10.0.1.2, push: [300]}
+  - {prefix: "2001:db8:500::/40", blackhole: true}
+  - {prefix: "2001:db8:ffff::1/128", local: true}
+ipv4:
+  - {prefix: 192.0.2.0/24, via: 10.0.1.2, push: [300]}
+mpls:
+  - {in_label: 1000, action: pop, via: "2001:db8:1::2"}
+  - {in_label: 1001, action: pop, via: 10.0.1.2, payload: ipv6}
+  - {in_label: 1002, action: pop, via: 10.0.1.2}
+  - {in_label: 1003, action: swap, via: "2001:db8:1::2", push: [17]}
+routes_compact:
+  - 2001:db8:600::/40 via 2001:db8:1::2 push 16
+  - 198.51.100.0/24 via 10.0.1.2
+prefix_groups:
+  - via: 10.0.1.2
+    push: [400]
+    prefixes: |
+      203.0.113.0/24
+      2001:db8:700::/40
+"#;
+
+fn ctx() -> RouteContext {
+    let cfg = StartupConfig::parse(Path::new("/x/r.yaml"), PORTS).unwrap();
+    RouteContext::from_startup(&cfg, |id| [2, 0, 0, 0, 0, id as u8])
+}
+
+fn v6(s: &str) -> u128 {
+    u128::from(s.parse::<Ipv6Addr>().unwrap())
+}
+
+fn target(fib: &Fib, dst: &str) -> RouteTarget {
+    fib.route(fib.lookup_ipv6(v6(dst)).expect("a route")).target
+}
+
+/// (port, IPv6 neighbor, IPv4 neighbor, dst mac, labels, payload) of a single adjacency.
+type AdjView = (
+    u16,
+    Option<[u8; 16]>,
+    [u8; 4],
+    Option<[u8; 6]>,
+    Vec<u32>,
+    Family,
+);
+
+fn adj_of(fib: &Fib, a: u32) -> AdjView {
+    let a = fib.adjacency(a);
+    let l = a.labels().to_vec();
+    (a.port, a.neighbor6, a.neighbor, a.dst_mac, l, a.payload)
+}
+
+fn adj(fib: &Fib, t: RouteTarget) -> AdjView {
+    let RouteTarget::NextHop(NextHop::Adjacency(a)) = t else {
+        panic!("not a single adjacency: {t:?}")
+    };
+    adj_of(fib, a)
+}
+
+fn build(routes: &str) -> Fib {
+    let c = ctx();
+    let set = parse_routes(Path::new("/x/routes.yaml"), routes, &c).unwrap();
+    compile(&set, c.ports.as_deref().unwrap(), 1).unwrap()
+}
+
+#[test]
+fn every_ipv6_form_compiles_to_its_table() {
+    let fib = build(ROUTES);
+    let nb = v6("2001:db8:1::2").to_be_bytes();
+    let mac = Some([2, 0, 0, 0, 1, 2]);
+    let plain = (1, Some(nb), [0; 4], mac, vec![], Family::Ipv6);
+    assert_eq!(adj(&fib, target(&fib, "2001:db8:100::1")), plain);
+    // The neighbor's own /128, and the connected and local routes of the ports.
+    assert_eq!(adj(&fib, target(&fib, "2001:db8:1::2")), plain);
+    assert_eq!(
+        target(&fib, "2001:db8:1::77"),
+        RouteTarget::Connected { port: 1 }
+    );
+    assert_eq!(target(&fib, "2001:db8::1"), RouteTarget::Local);
+    assert_eq!(target(&fib, "fe80::1"), RouteTarget::Local);
+    assert_eq!(fib.lookup_ipv6(v6("fe80::2")), None, "no fe80::/64 route");
+    // ICMPv6 sources: the first global address, else none for a port without IPv6.
+    assert_eq!(fib.port_address6(0), Some(v6("2001:db8::1").to_be_bytes()));
+    assert_eq!(
+        fib.port_address6(1),
+        Some(v6("2001:db8:1::1").to_be_bytes())
+    );
+    // ECMP with weights, one member link-local on the named port.
+    let RouteTarget::NextHop(NextHop::Ecmp(g)) = target(&fib, "2001:db8:200::1") else {
+        panic!()
+    };
+    let m = fib.ecmp_group(g).members().to_vec();
+    assert_eq!(m.len(), 2);
+    assert_eq!((adj_of(&fib, m[0].0), m[0].1), (plain.clone(), 3));
+    let ll = adj_of(&fib, m[1].0);
+    assert_eq!(
+        (ll.0, ll.1, ll.3),
+        (
+            0,
+            Some(v6("fe80::9").to_be_bytes()),
+            Some([2, 0, 0, 0, 0, 9])
+        )
+    );
+    // LER push with pipe TTL.
+    let id = fib.lookup_ipv6(v6("2001:db8:300::1")).unwrap();
+    assert_eq!(fib.route(id).ttl_mode, TtlMode::Pipe(255));
+    assert_eq!(adj(&fib, fib.route(id).target).4, vec![100, 200]);
+    // 6PE: an IPv4 neighbor with a label, the same adjacency (and route) as the IPv4
+    // route through that LSP.
+    let six_pe = fib.lookup_ipv6(v6("2001:db8:400::1")).unwrap();
+    assert_eq!(Some(six_pe), fib.lookup_ipv4(0xc0000201));
+    let a = adj(&fib, fib.route(six_pe).target);
+    assert_eq!((a.1, a.2, a.4), (None, [10, 0, 1, 2], vec![300]));
+    assert_eq!(target(&fib, "2001:db8:500::1"), RouteTarget::Blackhole);
+    assert_eq!(target(&fib, "2001:db8:ffff::1"), RouteTarget::Local);
+    assert_eq!(fib.lookup_ipv6(v6("2001:db8:ffff::2")), None);
+    // Compact lines and prefix groups of both families.
+    assert_eq!(adj(&fib, target(&fib, "2001:db8:600::1")).4, vec![16]);
+    assert_eq!(adj(&fib, target(&fib, "2001:db8:700::1")).4, vec![400]);
+    assert!(fib.lookup_ipv4(0xcb007101).is_some());
+    assert!(fib.lookup_ipv4(0xc6336401).is_some());
+    // Label entries: the payload a pop exposes picks the ethertype.
+    let pop = |l| {
+        let e = fib.lookup_label(l).unwrap();
+        assert_eq!(e.op, LabelOp::Pop);
+        let Some(NextHop::Adjacency(a)) = e.next_hop else {
+            panic!()
+        };
+        let a = fib.adjacency(a);
+        (a.payload, a.header_template()[12..14].to_vec())
+    };
+    assert_eq!(pop(1000), (Family::Ipv6, vec![0x86, 0xdd]));
+    assert_eq!(pop(1001), (Family::Ipv6, vec![0x86, 0xdd]));
+    assert_eq!(pop(1002), (Family::Ipv4, vec![0x08, 0x00]));
+    assert_eq!(fib.lookup_label(1003).unwrap().op, LabelOp::Swap);
+    let s = fib.stats();
+    // 6 ipv6 + 1 compact + 1 group; 2 connected, 3 local, 1 neighbor (not fe80::9).
+    assert_eq!(s.ipv6_routes, 8 + 2 + 3 + 1);
+    assert!(s.lpm6_bytes > 0);
+}
+
+fn derived(o: ReloadOutcome) -> (Fib, bool) {
+    match o {
+        ReloadOutcome::Updated { fib, timings, .. } => (*fib, timings.derived),
+        ReloadOutcome::Unchanged { .. } => panic!("expected a new table"),
+    }
+}
+
+fn same_ipv6_answers(a: &Fib, b: &Fib, probes: &[&str]) {
+    for p in probes {
+        let ra = a.lookup_ipv6(v6(p)).map(|id| a.route(id).target);
+        let rb = b.lookup_ipv6(v6(p)).map(|id| b.route(id).target);
+        match (ra, rb) {
+            (Some(RouteTarget::NextHop(x)), Some(RouteTarget::NextHop(y))) => {
+                let res = |f: &Fib, n| adj_of(f, f.resolve(n, 0));
+                assert_eq!(res(a, x), res(b, y), "{p}");
+            }
+            (x, y) => assert_eq!(x, y, "{p}"),
+        }
+    }
+}
+
+#[test]
+fn ipv6_reload_derives_what_a_full_compile_builds() {
+    let mut st = ReloadState::new("/x/routes.yaml", ctx());
+    derived(st.apply_text(ROUTES.to_string()).unwrap());
+    let edited = ROUTES
+        .replace(
+            "{prefix: \"2001:db8:100::/40\", via: \"2001:db8:1::2\"}",
+            "{prefix: \"2001:db8:100::/40\", via: \"2001:db8:1::3\"}",
+        )
+        .replace("  - {prefix: \"2001:db8:500::/40\", blackhole: true}\n", "")
+        .replace(
+            "  - 2001:db8:600::/40 via 2001:db8:1::2 push 16\n",
+            "  - 2001:db8:600::/40 via 2001:db8:1::2 push 16\n  - 2001:db8:800::/40 blackhole\n  - 2001:db8:1::2/128 blackhole\n",
+        );
+    assert_ne!(edited, ROUTES);
+    let (fib, was_derived) = derived(st.apply_text(edited.clone()).unwrap());
+    assert!(was_derived, "a few IPv6 edits derive the table");
+    let probes = [
+        "2001:db8:100::1",
+        "2001:db8:500::1",
+        "2001:db8:800::1",
+        "2001:db8:1::2",
+        "2001:db8:600::1",
+        "2001:db8:400::1",
+        "2001:db8:1::9",
+    ];
+    same_ipv6_answers(&fib, &build(&edited), &probes);
+    assert_eq!(fib.stats().ipv6_routes, build(&edited).stats().ipv6_routes);
+    // Removing the user /128 gives the static neighbor its own host route back.
+    let (fib, was_derived) = derived(st.apply_text(ROUTES.to_string()).unwrap());
+    assert!(was_derived);
+    same_ipv6_answers(&fib, &build(ROUTES), &probes);
+    assert_eq!(
+        adj(&fib, target(&fib, "2001:db8:1::2")).1,
+        Some(v6("2001:db8:1::2").to_be_bytes())
+    );
+}
+
+#[test]
+fn check_reports_ipv6_sizes() {
+    let dir = std::env::temp_dir().join(format!("mplsr-ipv6-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("routes.yaml"), ROUTES).unwrap();
+    let startup = format!("{PORTS}routes: routes.yaml\n");
+    std::fs::write(dir.join("startup.yaml"), startup).unwrap();
+    let r = config::check_file(&dir.join("startup.yaml"));
+    let (text, code) = config::render_check(&r);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("  ipv6 routes:      8\n"), "{text}");
+    assert!(
+        text.contains("  fib ipv6:         14 prefixes (with connected/local), lpm6 "),
+        "{text}"
+    );
+    let s = r.unwrap();
+    assert_eq!((s.ipv6_routes, s.fib.unwrap().ipv6_routes), (8, 14));
+}

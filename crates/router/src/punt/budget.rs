@@ -1,0 +1,263 @@
+//! Punt budgets: how many packets per second of each punt reason a worker may hand to
+//! the slow path. Past its budget a packet is dropped in the worker, counted under
+//! `<reason>_throttled`, and never queued: a hand-off costs the worker far more than a
+//! drop, and the slow path would only have dropped it after its own rate limiter.
+//!
+//! One TSC-driven token bucket per reason, per worker: integer arithmetic on the
+//! worker's own state, no syscall, no atomic, no division per packet. The worker passes
+//! the TSC it already read for the burst ([`Budgets::begin_burst`]).
+
+use config::startup::PuntConfig;
+use net::icmp::IcmpConfig;
+
+use crate::counters::RuntimeDrop;
+use crate::slowpath::{GIVE_UP_NS, HOLD_TOTAL, MAX_PENDING};
+
+/// What a punt reason is budgeted as. Control traffic (routing protocols, link-local
+/// multicast, ARP from a neighbour being resolved) has no budget: it is classified first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Packets towards an unresolved neighbour (glean, unresolved next hop).
+    Glean,
+    /// IPv4 or label TTL expiry (an ICMP time exceeded to generate).
+    TtlExpired,
+    /// IPv4 DF too big (an ICMP fragmentation needed to generate).
+    FragNeeded,
+    /// ICMP to one of the router's addresses (echo requests).
+    Echo,
+    /// ARP, except from a neighbour whose resolution is in progress.
+    Arp,
+    /// Router alert, IP options: the slow path drops them (counted).
+    Other,
+}
+
+impl Budget {
+    /// Every budget, in index order.
+    pub const ALL: [Budget; 6] = [
+        Budget::Glean,
+        Budget::TtlExpired,
+        Budget::FragNeeded,
+        Budget::Echo,
+        Budget::Arp,
+        Budget::Other,
+    ];
+
+    /// The drop reason a packet over this budget is counted under.
+    pub const fn throttled(self) -> RuntimeDrop {
+        match self {
+            Budget::Glean => RuntimeDrop::GleanThrottled,
+            Budget::TtlExpired => RuntimeDrop::TtlExpiredThrottled,
+            Budget::FragNeeded => RuntimeDrop::FragNeededThrottled,
+            Budget::Echo => RuntimeDrop::EchoThrottled,
+            Budget::Arp => RuntimeDrop::ArpThrottled,
+            Budget::Other => RuntimeDrop::OtherThrottled,
+        }
+    }
+}
+
+/// Packets per second and largest burst of one budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    pub pps: u32,
+    pub burst: u32,
+}
+
+/// A token bucket counted in TSC cycles: a packet costs `cost` cycles of credit, the
+/// bucket holds at most `cap` (= burst packets' worth), and credit grows by one per
+/// cycle. A rate of 0 admits nothing.
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    cost: u64,
+    cap: u64,
+    credit: u64,
+    last: u64,
+}
+
+impl Bucket {
+    fn new(r: Rate, tsc_hz: u64) -> Bucket {
+        let cost = match r.pps {
+            0 => u64::MAX,
+            pps => (tsc_hz / pps as u64).max(1),
+        };
+        let cap = cost.saturating_mul(r.burst.max(1) as u64);
+        Bucket {
+            cost,
+            cap,
+            credit: if r.pps == 0 { 0 } else { cap },
+            last: 0,
+        }
+    }
+
+    #[inline]
+    fn admit(&mut self, now: u64) -> bool {
+        let grown = self.credit.saturating_add(now.saturating_sub(self.last));
+        self.credit = grown.min(self.cap);
+        self.last = self.last.max(now);
+        if self.credit < self.cost {
+            return false;
+        }
+        self.credit -= self.cost;
+        true
+    }
+}
+
+/// One worker's buckets, one per [`Budget`].
+#[derive(Clone, Debug)]
+pub struct Budgets {
+    buckets: [Bucket; Budget::ALL.len()],
+    now: u64,
+}
+
+impl Budgets {
+    /// Full buckets for `rates` (indexed like [`Budget::ALL`]) on a TSC of `tsc_hz`.
+    pub fn new(rates: &[Rate; Budget::ALL.len()], tsc_hz: u64) -> Budgets {
+        Budgets {
+            buckets: rates.map(|r| Bucket::new(r, tsc_hz)),
+            now: 0,
+        }
+    }
+
+    /// The TSC at the start of the burst being dispatched.
+    #[inline]
+    pub fn begin_burst(&mut self, tsc: u64) {
+        self.now = tsc;
+    }
+
+    /// Takes a token of budget `b`; false when the packet is over budget.
+    #[inline]
+    pub fn admit(&mut self, b: Budget) -> bool {
+        let now = self.now;
+        self.buckets[b as usize].admit(now)
+    }
+}
+
+/// Default glean budget: the resolutions the slow path can start. It keeps at most
+/// `MAX_PENDING` (1,024) addresses for `GIVE_UP_NS` (3 s) each, so about 341 new
+/// ones per second once full; the rest of a scan's packets would only be refused
+/// there. A burst may fill its whole hold (`HOLD_TOTAL`, 256 packets).
+pub fn default_glean() -> Rate {
+    Rate {
+        pps: (MAX_PENDING as u64 * 1_000_000_000 / GIVE_UP_NS) as u32,
+        burst: HOLD_TOTAL as u32,
+    }
+}
+
+/// Default ARP budget: ARP requests for the router's addresses and unsolicited ARP; a
+/// burst of a whole link's neighbours after a flap (1,024, the control queue) passes.
+/// ARP from a neighbour being resolved is never budgeted.
+pub const DEFAULT_ARP: Rate = Rate {
+    pps: 4096,
+    burst: 1024,
+};
+
+/// Default for router alert and IP options: the slow path only counts and drops them.
+pub const DEFAULT_OTHER: Rate = Rate {
+    pps: 100,
+    burst: 10,
+};
+
+/// The budgets of `punt:` (indexed like [`Budget::ALL`]); unset ones follow what the
+/// slow path does: ICMP errors and echo replies at most at `icmp_rate_limit`'s rates
+/// (an ICMP message its limiter would refuse is not punted).
+pub fn rates(c: &PuntConfig, icmp: &IcmpConfig) -> [Rate; Budget::ALL.len()] {
+    let pick = |pps: Option<u32>, burst: Option<u32>, d: Rate| Rate {
+        pps: pps.unwrap_or(d.pps),
+        burst: burst.unwrap_or(d.burst),
+    };
+    let errors = Rate {
+        pps: icmp.rate_per_sec,
+        burst: icmp.burst,
+    };
+    let echo = Rate {
+        pps: icmp.echo_rate_per_sec,
+        burst: icmp.echo_burst,
+    };
+    [
+        pick(c.glean_pps, c.glean_burst, default_glean()),
+        pick(c.ttl_expired_pps, c.ttl_expired_burst, errors),
+        pick(c.frag_needed_pps, c.frag_needed_burst, errors),
+        pick(c.echo_pps, c.echo_burst, echo),
+        pick(c.arp_pps, c.arp_burst, DEFAULT_ARP),
+        pick(c.other_pps, c.other_burst, DEFAULT_OTHER),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HZ: u64 = 1_000_000;
+
+    fn one(pps: u32, burst: u32) -> Budgets {
+        let mut r = [Rate { pps: 0, burst: 1 }; 6];
+        r[Budget::Glean as usize] = Rate { pps, burst };
+        Budgets::new(&r, HZ)
+    }
+
+    #[test]
+    fn burst_then_rate_per_reason() {
+        let mut b = one(1000, 10);
+        b.begin_burst(0);
+        let first: usize = (0..50).filter(|_| b.admit(Budget::Glean)).count();
+        assert_eq!(first, 10, "a full bucket admits the burst");
+        assert!(
+            !b.admit(Budget::Echo),
+            "another reason's budget (0) is separate"
+        );
+        // One second later: 1000 more tokens, but the bucket holds 10.
+        b.begin_burst(HZ);
+        assert_eq!((0..50).filter(|_| b.admit(Budget::Glean)).count(), 10);
+        // A millisecond later: one token.
+        b.begin_burst(HZ + HZ / 1000);
+        assert_eq!((0..50).filter(|_| b.admit(Budget::Glean)).count(), 1);
+        // Over ten seconds at one packet per 100 µs: about 1000 per second admitted.
+        let mut n = 0;
+        for i in 0..100_000u64 {
+            b.begin_burst(2 * HZ + i * 100);
+            n += b.admit(Budget::Glean) as u32;
+        }
+        assert!((9_990..=10_011).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn defaults_follow_the_icmp_limits_and_the_config_wins() {
+        let icmp = IcmpConfig {
+            rate_per_sec: 7,
+            burst: 3,
+            echo_rate_per_sec: 11,
+            echo_burst: 5,
+            ..IcmpConfig::default()
+        };
+        let r = rates(&PuntConfig::default(), &icmp);
+        assert_eq!(r[Budget::TtlExpired as usize], Rate { pps: 7, burst: 3 });
+        assert_eq!(r[Budget::FragNeeded as usize], Rate { pps: 7, burst: 3 });
+        assert_eq!(r[Budget::Echo as usize], Rate { pps: 11, burst: 5 });
+        assert_eq!(
+            r[Budget::Glean as usize],
+            Rate {
+                pps: 341,
+                burst: 256
+            }
+        );
+        let c = PuntConfig {
+            glean_pps: Some(9),
+            ttl_expired_burst: Some(1),
+            ..PuntConfig::default()
+        };
+        let r = rates(&c, &icmp);
+        assert_eq!(r[Budget::Glean as usize], Rate { pps: 9, burst: 256 });
+        assert_eq!(r[Budget::TtlExpired as usize], Rate { pps: 7, burst: 1 });
+    }
+
+    #[test]
+    fn zero_admits_nothing_and_a_clock_going_back_adds_nothing() {
+        let mut b = one(0, 5);
+        b.begin_burst(u64::MAX / 2);
+        assert!(!b.admit(Budget::Glean));
+        let mut b = one(10, 1);
+        b.begin_burst(HZ);
+        assert!(b.admit(Budget::Glean));
+        b.begin_burst(0);
+        assert!(!b.admit(Budget::Glean));
+    }
+}
