@@ -171,7 +171,10 @@ impl<F: Forwarder> Worker<F> {
                             overflow_control += (class == PuntClass::Control) as u64;
                             drop(p);
                         }
-                        Err(Refused::Dropped(p, why)) => push_drop(drops, p.mbuf, c, why.index()),
+                        Err(Refused::Dropped(p, why)) => {
+                            dropped += 1;
+                            push_drop(drops, p.mbuf, c, why.index())
+                        }
                     }
                 }
             }
