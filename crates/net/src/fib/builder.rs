@@ -199,6 +199,7 @@ impl FibBuilder {
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
             ipv4_route_count: self.ipv4_route_count,
+            local: None,
         }
     }
 }

@@ -39,6 +39,7 @@ pub struct FibDelta {
     ecmp: Vec<EcmpGroup>,
     ecmp_ids: Option<HashMap<Vec<(AdjId, u32)>, EcmpId>>,
     port_addrs: Vec<Option<[u8; 4]>>,
+    local: Option<Arc<crate::pipeline::LocalAddrs>>,
 }
 
 impl Fib {
@@ -57,6 +58,7 @@ impl Fib {
             ecmp: self.ecmp.clone(),
             ecmp_ids: None,
             port_addrs: self.port_addrs.clone(),
+            local: self.local.clone(),
         }
     }
 }
@@ -292,6 +294,7 @@ impl FibDelta {
             adjacencies: self.adjacencies,
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
+            local: self.local,
         }
     }
 }

@@ -204,6 +204,8 @@ impl Pipeline {
         fast_path: bool,
     ) {
         let n = pkts.len().min(verdicts.len());
+        // Once per burst: the addresses published with the table, else the pipeline's.
+        let local = fib.local().unwrap_or(&self.local);
         for (p, v) in pkts[..n]
             .chunks_mut(CHUNK)
             .zip(verdicts[..n].chunks_mut(CHUNK))
@@ -218,7 +220,7 @@ impl Pipeline {
                 crate::prefetch::prefetch(pkt.data().as_ptr());
             }
             // A port without a MAC refuses every frame: the stages count them.
-            let fast_mac = self.local.mac_key(in_port).filter(|_| fast_path);
+            let fast_mac = local.mac_key(in_port).filter(|_| fast_path);
             match fast_mac {
                 None => {
                     for (i, s) in staged[..p.len()].iter_mut().enumerate() {
@@ -249,7 +251,7 @@ impl Pipeline {
                     }
                     macro_rules! input {
                         ($i:expr, $pkt:expr, $fail:ident, $n:ident) => {
-                            match fast::ipv4_input($pkt.data(), mac, &self.local) {
+                            match fast::ipv4_input($pkt.data(), mac, local) {
                                 Some(dst) => {
                                     dsts[f] = dst;
                                     ipv4[f] = $i as u8;
@@ -332,10 +334,11 @@ impl Pipeline {
     ) {
         let n = which.len();
         let mut work = [Work::EMPTY; CHUNK];
-        let mac = self.local.mac_key(in_port);
+        let local = fib.local().unwrap_or(&self.local);
+        let mac = local.mac_key(in_port);
         for (w, &i) in work.iter_mut().zip(which) {
             let data = pkts[i as usize].data();
-            classify::classify(&self.config, &self.local, mac, data, originate, w);
+            classify::classify(&self.config, local, mac, data, originate, w);
         }
         for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {

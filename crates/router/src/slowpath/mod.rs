@@ -77,6 +77,8 @@ pub struct SlowPath {
     pub stop: Arc<AtomicBool>,
     /// The ports' control interfaces (up: what the router does not answer itself).
     pub cpif: Option<Arc<ControlIfaces>>,
+    /// New port views (addresses changed on a reload), taken between batches.
+    pub port_updates: Receiver<Vec<PortIface>>,
 }
 
 /// The slow path's two queues ([`crate::punt`]): control traffic is taken first.
@@ -399,6 +401,9 @@ impl SlowPath {
             let Ok(first) = rx.wait(Duration::from_millis(50)) else {
                 break;
             };
+            if let Some(ports) = st.sp.port_updates.try_iter().last() {
+                st.sp.ports = ports;
+            }
             let online = reader.take().expect("reader present").online();
             {
                 let fib = online.load();
