@@ -515,6 +515,54 @@ mod tests {
     }
 
     #[test]
+    fn changed_port_addresses_are_published_with_the_tables_or_refused_whole() {
+        let dir = std::env::temp_dir().join(format!("control-ports-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("routes.yaml");
+        std::fs::write(&path, routes(2)).unwrap();
+        let mut c = plane(&path);
+        c.poll(true);
+        let old = c.ports.clone();
+        let new_addr = 0x0a00_0201; // 10.0.2.1
+        let has = |c: &ControlPlane| {
+            c.rcu.with_current(|f| {
+                (
+                    f.lookup_ipv4(new_addr + 4).is_some(),
+                    f.local().is_some_and(|l| l.is_own(new_addr)),
+                    f.stats().ipv4_routes,
+                )
+            })
+        };
+        assert_eq!(has(&c), (false, false, routes_live(&c)));
+        let before = routes_live(&c);
+
+        // An address added to port 0: its connected and local routes, and the router's
+        // addresses, in the next snapshot; the file's routes stay.
+        let mut added = old.clone();
+        added[0].addresses.push(config::types::Cidr {
+            addr: new_addr,
+            len: 24,
+        });
+        c.set_ports(added).unwrap();
+        assert_eq!(c.generation, 2);
+        assert_eq!(has(&c), (true, true, before + 2));
+
+        // Port 1's subnet removed: the file's next hop 10.0.1.2 is on no port any more,
+        // so the change is refused with the diagnostics, and nothing changes.
+        let mut removed = old.clone();
+        removed[1].addresses.clear();
+        let e = c.set_ports(removed).unwrap_err();
+        assert!(e.contains("10.0.1.2"), "{e}");
+        assert_eq!(c.generation, 2);
+        assert_eq!(has(&c), (true, true, before + 2));
+
+        // Back to the startup addresses.
+        c.set_ports(old).unwrap();
+        assert_eq!(has(&c), (false, false, before));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_file_held_open_by_a_writer_is_not_read_where_inotify_covers_it() {
         let dir = std::env::temp_dir().join(format!("control-held-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
