@@ -137,6 +137,12 @@ impl StartupCheck {
                  full or gone); it answers ARP for the old ones until the next reload"
             );
         }
+        if self.running.fpm.is_some() {
+            println!(
+                "fpm: next hops are mapped to ports by the control interfaces' ifindexes; \
+                 the subnet fallback keeps the startup addresses until a restart"
+            );
+        }
         let Some(c) = &self.cpif else { return };
         for (r, n) in self.ports.iter().zip(now) {
             if r.addresses != n.addresses {
@@ -173,11 +179,14 @@ mod tests {
         assert!(port_changes(&a, &a).is_empty());
         let b = port(&[(0x0a01_0001, 24), (0x0a01_0005, 24)]);
         assert_eq!(
-            port_changes(&a, &[b]),
+            port_changes(&a, std::slice::from_ref(&b)),
             ["port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.1.0.5/24]"]
         );
+        assert!(only_addresses(&a, std::slice::from_ref(&b)));
         let mut c = a[0].clone();
         c.mtu = 9000;
+        assert!(!only_addresses(&a, std::slice::from_ref(&c)));
+        assert!(!only_addresses(&a, &[b.clone(), b]));
         assert_eq!(
             port_changes(&a, &[c, a[0].clone()]),
             ["ports: 1 -> 2", "port \"h1\": mtu 1500 -> 9000"]
