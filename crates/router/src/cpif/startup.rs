@@ -1,11 +1,11 @@
 //! A reload (SIGHUP) also reads the startup config again. A change of the ports'
-//! addresses alone is applied: the tables' connected and local routes are recompiled
-//! (with the routes file checked against the new subnets; refused, with its diagnostics,
-//! where that fails) and published with the router's new addresses (the workers' source
-//! checks), then the slow path (ARP and echo answers) and the control interfaces follow.
-//! Anything else (MTU, MAC, port list, or addresses along with them) is logged as needing
-//! a restart and nothing changes. Never on a worker; reads one file per SIGHUP; never
-//! blocks the slow path (it is sent the new ports on a queue).
+//! addresses (IPv4 and IPv6) alone is applied: the tables' connected and local routes
+//! are recompiled (with the routes file checked against the new subnets; refused, with
+//! its diagnostics, where that fails) and published with the router's new addresses (the
+//! workers' source checks), then the slow path (ARP and echo answers) and the control
+//! interfaces follow. Anything else (MTU, MAC, port list, or addresses along with them)
+//! is logged as needing a restart and nothing changes. Never on a worker; reads one file
+//! per SIGHUP; never blocks the slow path (it is sent the new ports on a queue).
 
 use std::sync::Arc;
 
@@ -22,10 +22,10 @@ pub fn port_changes(running: &[PortIface], now: &[PortIface]) -> Vec<String> {
     if running.len() != now.len() {
         out.push(format!("ports: {} -> {}", running.len(), now.len()));
     }
-    let list = |p: &PortIface| {
-        let a: Vec<String> = p.addresses.iter().map(|c| c.to_string()).collect();
+    fn list<T: std::fmt::Display>(addrs: &[T]) -> String {
+        let a: Vec<String> = addrs.iter().map(|c| c.to_string()).collect();
         format!("[{}]", a.join(", "))
-    };
+    }
     for (r, n) in running.iter().zip(now) {
         if r.name != n.name {
             out.push(format!("port {}: name {:?} -> {:?}", r.id, r.name, n.name));
@@ -35,8 +35,16 @@ pub fn port_changes(running: &[PortIface], now: &[PortIface]) -> Vec<String> {
             out.push(format!(
                 "port {:?}: addresses {} -> {}",
                 r.name,
-                list(r),
-                list(n)
+                list(&r.addresses),
+                list(&n.addresses)
+            ));
+        }
+        if r.addresses6 != n.addresses6 {
+            out.push(format!(
+                "port {:?}: addresses6 {} -> {}",
+                r.name,
+                list(&r.addresses6),
+                list(&n.addresses6)
             ));
         }
         if r.mtu != n.mtu {
@@ -187,6 +195,13 @@ mod tests {
         c.mtu = 9000;
         assert!(!only_addresses(&a, std::slice::from_ref(&c)));
         assert!(!only_addresses(&a, &[b.clone(), b]));
+        let mut v6 = a[0].clone();
+        v6.addresses6.push("2001:db8::1/64".parse().unwrap());
+        assert_eq!(
+            port_changes(&a, std::slice::from_ref(&v6)),
+            ["port \"h1\": addresses6 [] -> [2001:db8::1/64]"]
+        );
+        assert!(only_addresses(&a, &[v6]));
         assert_eq!(
             port_changes(&a, &[c, a[0].clone()]),
             ["ports: 1 -> 2", "port \"h1\": mtu 1500 -> 9000"]
