@@ -164,7 +164,8 @@ impl Pipeline {
         &self.config
     }
 
-    /// The router's addresses this pipeline checks against.
+    /// The router's addresses this pipeline was built with (a table that carries its own,
+    /// `Fib::local`, is checked against those instead).
     pub fn local(&self) -> &LocalAddrs {
         &self.local
     }
