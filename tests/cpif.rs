@@ -231,6 +231,34 @@ fn scrape(p: &Pair, r: &Router) -> String {
     String::from_utf8_lossy(&got.stdout).into_owned()
 }
 
+/// The control interface's IPv4 addresses, from `ip -j addr show`.
+fn tap_v4(p: &Pair) -> Vec<String> {
+    let addrs: serde_json::Value = serde_json::from_str(&link_json(p, "addr")).unwrap();
+    addrs[0]["addr_info"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["family"] == "inet")
+        .filter_map(|a| a["local"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Whether two echo requests from the host to `dst` get a reply.
+fn ping(p: &Pair, dst: &str) -> bool {
+    let out = p.exec(&p.h, &["ping", "-c", "2", "-i", "0.2", "-W", "2", dst]);
+    out.status.success()
+}
+
+/// The MAC the host resolved `ip` to (a REACHABLE, STALE, DELAY or PERMANENT entry).
+fn host_neighbor(p: &Pair, ip: &str) -> Option<String> {
+    let out = p.exec(&p.h, &["ip", "-j", "neigh", "show", ip, "dev", "eth0"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v.as_array()?
+        .iter()
+        .find(|n| n["dst"] == ip && n["lladdr"].is_string())
+        .and_then(|n| n["lladdr"].as_str().map(str::to_string))
+}
+
 /// The control interface's ifindex, from `ip -j link show`.
 fn tap_ifindex(p: &Pair) -> u64 {
     let v: serde_json::Value = serde_json::from_str(&link_json(p, "link")).unwrap();
@@ -317,8 +345,8 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         "ipv4:\n  - prefix: 192.0.2.0/24\n    via: 10.1.0.2\n",
     )
     .unwrap();
-    // An address added to the startup config at the same time is named as needing a
-    // restart, and the TAP keeps the addresses the router answers for.
+    // An address added to the startup config at the same time is applied: the TAP
+    // carries it, the router answers ARP and echo for it.
     let cfg = dir.path("r.yaml");
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(
@@ -326,26 +354,84 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         text.replace("[10.1.0.1/24]", "[10.1.0.1/24, 10.3.0.1/24]"),
     )
     .unwrap();
-    let pid = r.child.as_ref().unwrap().id().to_string();
-    let _ = Command::new("kill").args(["-HUP", &pid]).status();
+    common::signal(r.child.as_ref().unwrap().id(), "HUP");
     r.wait_for("reload: generation");
-    r.wait_for(
-        "port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.3.0.1/24]: needs a restart",
-    );
+    r.wait_for("port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.3.0.1/24]: applied");
     assert_eq!(
         link_json(&p, "link"),
         ifindex,
-        "the TAP is untouched by a reload"
+        "the TAP is not recreated by a reload"
     );
-    let addrs: serde_json::Value = serde_json::from_str(&link_json(&p, "addr")).unwrap();
-    let v4: Vec<&str> = addrs[0]["addr_info"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["family"] == "inet")
-        .filter_map(|a| a["local"].as_str())
-        .collect();
-    assert_eq!(v4, ["10.1.0.1"], "{addrs}");
+    assert_eq!(tap_v4(&p), ["10.1.0.1", "10.3.0.1"]);
+    // The kernel behind the TAP answers no ARP here: a reply is the router's own.
+    sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &p.r,
+        "sysctl",
+        "-qw",
+        "net.ipv4.conf.mr-h1.arp_ignore=8",
+    ]);
+    sh(&[
+        "ip",
+        "-n",
+        &p.h,
+        "addr",
+        "add",
+        "10.3.0.2/24",
+        "dev",
+        "eth0",
+    ]);
+    assert!(
+        ping(&p, "10.3.0.1"),
+        "no echo reply from the new address\n{}",
+        r.output()
+    );
+    assert_eq!(
+        host_neighbor(&p, "10.3.0.1").as_deref(),
+        Some(port_mac.as_str()),
+        "the new address is not resolved to the port's MAC"
+    );
+    // Removed again: the TAP drops it, the router stops answering for it (neither ARP
+    // nor, with the host's neighbour entry set by hand, echo).
+    std::fs::write(&cfg, &text).unwrap();
+    common::signal(r.child.as_ref().unwrap().id(), "HUP");
+    r.wait_for("port \"h1\": addresses [10.1.0.1/24, 10.3.0.1/24] -> [10.1.0.1/24]: applied");
+    assert_eq!(tap_v4(&p), ["10.1.0.1"]);
+    sh(&["ip", "-n", &p.h, "neigh", "flush", "dev", "eth0"]);
+    assert!(!ping(&p, "10.3.0.1"), "a removed address still answers");
+    assert_eq!(
+        host_neighbor(&p, "10.3.0.1"),
+        None,
+        "ARP answered for a removed address"
+    );
+    sh(&[
+        "ip", "-n", &p.h, "neigh", "replace", "10.3.0.1", "lladdr", &port_mac, "dev", "eth0",
+    ]);
+    assert!(
+        !ping(&p, "10.3.0.1"),
+        "a removed address still answers echo"
+    );
+    sh(&[
+        "ip",
+        "-n",
+        &p.h,
+        "addr",
+        "del",
+        "10.3.0.2/24",
+        "dev",
+        "eth0",
+    ]);
+    sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &p.r,
+        "sysctl",
+        "-qw",
+        "net.ipv4.conf.mr-h1.arp_ignore=0",
+    ]);
     tcp_through_the_tap(&p, &r);
     // The router still answers echo requests itself.
     let out = p.exec(

@@ -470,3 +470,36 @@ fn frames_not_for_the_router_and_own_sources_are_dropped_both_ways() {
         }
     }
 }
+
+/// Addresses published with the table (`Fib::set_local`, after a reload changed the
+/// ports' addresses) replace the pipeline's own in the source check, on both paths: a new
+/// address is an own source, a removed one is not any more.
+#[test]
+fn addresses_published_with_the_table_replace_the_pipelines_own() {
+    let mut b = builder();
+    let plain = b.add_adjacency(adj(2, &[]));
+    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, route(via(plain), TtlMode::Uniform))
+        .unwrap();
+    let mut fib = b.build(1);
+    let added = [198, 51, 100, 1];
+    let frames = [
+        eth(0x0800, &Ip4::new(added, [10, 1, 2, 3]).bytes()),
+        eth(0x0800, &Ip4::new(ROUTER_ADDR, [10, 1, 2, 3]).bytes()),
+    ];
+    let verdicts = |fib: &Fib| -> [Vec<Verdict>; 2] {
+        let burst: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+        let [(fast, _), (staged, _)] = both(PipelineConfig::default(), fib, IN_PORT, &burst);
+        [fast, staged]
+    };
+    let fwd = Verdict::Forward { port: 2 };
+    let own = Verdict::Drop(DropReason::OwnSource);
+    for v in verdicts(&fib) {
+        assert_eq!(v, [fwd, own], "the pipeline's own addresses");
+    }
+    let macs: Vec<_> = (0..4).map(router_mac).collect();
+    let published = net::pipeline::LocalAddrs::new(&macs, [added]);
+    fib.set_local(std::sync::Arc::new(published));
+    for v in verdicts(&fib) {
+        assert_eq!(v, [own, fwd], "the addresses published with the table");
+    }
+}

@@ -14,6 +14,7 @@ use config::routes::RouteSet;
 use config::startup::PortIface;
 use config::{ConfigError, ReloadOutcome, ReloadState};
 use net::fib::{Fib, FibDelta};
+use net::pipeline::LocalAddrs;
 use net::rcu::Rcu;
 
 use crate::learned::Learned;
@@ -77,6 +78,38 @@ pub struct ControlPlane {
     fpm: Option<crate::fpm::FpmControl>,
     /// What `show` needs and the table cannot say (sources, learning times).
     book: Arc<crate::ctlsock::SourceBook>,
+    /// The router's addresses once the ports' addresses changed while running: stamped on
+    /// every snapshot published after (`None`: the pipelines' startup view holds).
+    local: Option<Arc<LocalAddrs>>,
+}
+
+/// The MAC each port answers to (by port id) and the router's IPv4 addresses, for the
+/// pipeline's input checks.
+pub fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
+    let mut macs = vec![[0u8; 6]; ports.iter().map(|p| p.id as usize + 1).max().unwrap_or(0)];
+    for p in ports {
+        macs[p.id as usize] = p.mac;
+    }
+    let addrs = ports.iter().flat_map(|p| p.addresses.iter());
+    LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes()))
+}
+
+/// Tables for `ports` without a routes file: their connected and local routes.
+fn connected_only(ports: &[PortIface], generation: u64) -> Result<Fib, ConfigError> {
+    let set = RouteSet {
+        ports_checked: true,
+        ..RouteSet::default()
+    };
+    config::compile(&set, ports, generation).map_err(|e| {
+        ConfigError::Invalid(config::Diagnostics(vec![config::Diagnostic {
+            file: PathBuf::from("<connected routes>"),
+            line: 1,
+            col: 1,
+            path: String::new(),
+            message: e.to_string(),
+            hint: None,
+        }]))
+    })
 }
 
 impl ControlPlane {
@@ -99,23 +132,7 @@ impl ControlPlane {
                     }
                 }
             }
-            None => {
-                let set = RouteSet {
-                    ports_checked: true,
-                    ..RouteSet::default()
-                };
-                let fib = config::compile(&set, &ports, 1).map_err(|e| {
-                    ConfigError::Invalid(config::Diagnostics(vec![config::Diagnostic {
-                        file: PathBuf::from("<connected routes>"),
-                        line: 1,
-                        col: 1,
-                        path: String::new(),
-                        message: e.to_string(),
-                        hint: None,
-                    }]))
-                })?;
-                (None, fib)
-            }
+            None => (None, connected_only(&ports, 1)?),
         };
         stats.record_reload(true, t.elapsed().as_secs_f64());
         stats.set_fib(1, &fib.stats());
@@ -139,6 +156,7 @@ impl ControlPlane {
             missing_reported: false,
             fpm: None,
             book: Arc::default(),
+            local: None,
         };
         cp.set_statics();
         Ok((cp, fib))
@@ -305,6 +323,39 @@ impl ControlPlane {
         }
     }
 
+    /// The ports' addresses changed: recompiles the connected and local routes (and the
+    /// routes file, checked against the new subnets) and publishes them with the router's
+    /// new addresses. On error nothing changes and the diagnostics come back.
+    pub fn set_ports(&mut self, ports: Vec<PortIface>) -> Result<(), String> {
+        let fib = match self.reload.as_mut() {
+            Some(st) => match st.reload_with_ports(ports.clone()) {
+                Ok(ReloadOutcome::Updated { fib, .. }) => *fib,
+                Ok(ReloadOutcome::Unchanged { .. }) => {
+                    unreachable!("a reload against new ports compiles in full")
+                }
+                Err(e) => return Err(e.to_string()),
+            },
+            None => connected_only(&ports, self.generation + 1).map_err(|e| e.to_string())?,
+        };
+        let old = std::mem::replace(&mut self.ports, ports);
+        let old_local = self.local.replace(Arc::new(local_addrs(&self.ports)));
+        if let Err(e) = self.publish(fib) {
+            // The routes file's state has moved on; the running table has not.
+            self.ports = old;
+            self.local = old_local;
+            return Err(e.to_string());
+        }
+        if let Some(st) = self.reload.as_mut() {
+            st.settle();
+        }
+        println!(
+            "reload: generation {} live (the ports' addresses changed; connected, local and \
+             file routes recompiled)",
+            self.generation
+        );
+        Ok(())
+    }
+
     /// Neighbors the slow path learned or lost (a batch of its events): one new table
     /// for all of them, or none when nothing changes.
     pub fn slow_path_events(&mut self, events: impl IntoIterator<Item = SlowPathEvent>) {
@@ -409,7 +460,10 @@ impl ControlPlane {
     /// Stamps the next generation on `delta` and publishes it.
     fn publish_delta(&mut self, delta: FibDelta) {
         let generation = self.generation + 1;
-        let fib = delta.build(generation);
+        let mut fib = delta.build(generation);
+        if let Some(l) = &self.local {
+            fib.set_local(l.clone());
+        }
         self.stats.set_fib(generation, &fib.stats());
         self.generation = generation;
         self.rcu.publish(fib);
@@ -458,6 +512,54 @@ mod tests {
 
     fn routes_live(c: &ControlPlane) -> usize {
         c.rcu.with_current(|f| f.stats().ipv4_routes)
+    }
+
+    #[test]
+    fn changed_port_addresses_are_published_with_the_tables_or_refused_whole() {
+        let dir = std::env::temp_dir().join(format!("control-ports-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("routes.yaml");
+        std::fs::write(&path, routes(2)).unwrap();
+        let mut c = plane(&path);
+        c.poll(true);
+        let old = c.ports.clone();
+        let new_addr = 0x0a00_0201; // 10.0.2.1
+        let has = |c: &ControlPlane| {
+            c.rcu.with_current(|f| {
+                (
+                    f.lookup_ipv4(new_addr + 4).is_some(),
+                    f.local().is_some_and(|l| l.is_own(new_addr)),
+                    f.stats().ipv4_routes,
+                )
+            })
+        };
+        assert_eq!(has(&c), (false, false, routes_live(&c)));
+        let before = routes_live(&c);
+
+        // An address added to port 0: its connected and local routes, and the router's
+        // addresses, in the next snapshot; the file's routes stay.
+        let mut added = old.clone();
+        added[0].addresses.push(config::types::Cidr {
+            addr: new_addr,
+            len: 24,
+        });
+        c.set_ports(added).unwrap();
+        assert_eq!(c.generation, 2);
+        assert_eq!(has(&c), (true, true, before + 2));
+
+        // Port 1's subnet removed: the file's next hop 10.0.1.2 is on no port any more,
+        // so the change is refused with the diagnostics, and nothing changes.
+        let mut removed = old.clone();
+        removed[1].addresses.clear();
+        let e = c.set_ports(removed).unwrap_err();
+        assert!(e.contains("10.0.1.2"), "{e}");
+        assert_eq!(c.generation, 2);
+        assert_eq!(has(&c), (true, true, before + 2));
+
+        // Back to the startup addresses.
+        c.set_ports(old).unwrap();
+        assert_eq!(has(&c), (false, false, before));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -375,6 +375,29 @@ impl ReloadState {
         Ok(out)
     }
 
+    /// The ports' addresses changed (a SIGHUP reread the startup config): checks and
+    /// compiles the whole routes file against `ports`. On error nothing changes: the
+    /// previous ports, routes and generation stay.
+    pub fn reload_with_ports(
+        &mut self,
+        ports: Vec<crate::startup::PortIface>,
+    ) -> Result<ReloadOutcome, ConfigError> {
+        self.settle();
+        let old_ports = self.ctx.ports.replace(ports);
+        let saved = (
+            self.current.take(),
+            self.last_text.take(),
+            self.layout.take(),
+            self.base.take(),
+        );
+        let out = self.reload();
+        if out.is_err() {
+            self.ctx.ports = old_ports;
+            (self.current, self.last_text, self.layout, self.base) = saved;
+        }
+        out
+    }
+
     /// Applies new file content (as if read from the routes path). On error nothing
     /// changes: the previous routes and generation stay.
     pub fn apply_text(&mut self, text: String) -> Result<ReloadOutcome, ConfigError> {

@@ -210,6 +210,7 @@ impl FibBuilder {
             port_addrs: self.port_addrs,
             port_addrs6: self.port_addrs6,
             ipv4_route_count: self.ipv4_route_count,
+            local: None,
         }
     }
 }

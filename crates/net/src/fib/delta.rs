@@ -40,6 +40,7 @@ pub struct FibDelta {
     ecmp_ids: Option<HashMap<Vec<(AdjId, u32)>, EcmpId>>,
     port_addrs: Vec<Option<[u8; 4]>>,
     port_addrs6: Vec<Option<[u8; 16]>>,
+    local: Option<Arc<crate::pipeline::LocalAddrs>>,
 }
 
 impl Fib {
@@ -59,6 +60,7 @@ impl Fib {
             ecmp_ids: None,
             port_addrs: self.port_addrs.clone(),
             port_addrs6: self.port_addrs6.clone(),
+            local: self.local.clone(),
         }
     }
 }
@@ -295,6 +297,7 @@ impl FibDelta {
             ecmp: self.ecmp,
             port_addrs: self.port_addrs,
             port_addrs6: self.port_addrs6,
+            local: self.local,
         }
     }
 }

@@ -159,12 +159,27 @@ pub struct Fib {
     /// The router's IPv6 address on each port (source of ICMPv6 errors), by port id.
     pub(crate) port_addrs6: Vec<Option<[u8; 16]>>,
     pub(crate) ipv4_route_count: usize,
+    /// The router's own MACs and addresses published with this snapshot (the ports'
+    /// addresses can change on a reload); `None`: the pipeline's own.
+    pub(crate) local: Option<Arc<crate::pipeline::LocalAddrs>>,
 }
 
 impl Fib {
     /// An empty table: every IPv4 packet and every label misses.
     pub fn empty() -> Fib {
         FibBuilder::new().build(0)
+    }
+
+    /// Publishes `local` with this snapshot: pipelines check input against it instead of
+    /// the addresses they were built with.
+    pub fn set_local(&mut self, local: Arc<crate::pipeline::LocalAddrs>) {
+        self.local = Some(local);
+    }
+
+    /// The router's addresses published with this snapshot, if any.
+    #[inline(always)]
+    pub fn local(&self) -> Option<&crate::pipeline::LocalAddrs> {
+        self.local.as_deref()
     }
 
     /// Monotonic generation number, bumped by every publish.

@@ -113,7 +113,7 @@ pub fn send<P: PacketBuf>(
             // As if received on `in_port`: addressed to that port's MAC, which the input
             // check requires (the builders leave a zero placeholder).
             if let (Some(mac), Some(dst)) = (
-                pipeline.local().port_mac(in_port),
+                fib.local().unwrap_or(pipeline.local()).port_mac(in_port),
                 pkt.data_mut().get_mut(..6),
             ) {
                 dst.copy_from_slice(&mac);

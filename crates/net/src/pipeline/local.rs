@@ -3,7 +3,8 @@
 //! IPv4 addresses of its ports (a packet arriving from outside with one of them as source
 //! is spoofed or looped, and is dropped: RFC 1812 §5.3.7, Linux's "martian source").
 //!
-//! Built once from the ports at startup (they do not change while the router runs). The
+//! Built from the ports at startup and again when a reload changes their addresses (then
+//! published with the table snapshot, `Fib::set_local`, so workers switch with it). The
 //! per-packet tests are one 8-byte load, shift and compare for the destination MAC, and one
 //! byte of a 512-entry filter of the addresses (indexed by a multiplicative hash of the
 //! source word as the checksum already loaded it) before any exact search, so a packet

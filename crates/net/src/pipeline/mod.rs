@@ -218,7 +218,8 @@ impl Pipeline {
         &self.config
     }
 
-    /// The router's addresses this pipeline checks against.
+    /// The router's addresses this pipeline was built with (a table that carries its own,
+    /// `Fib::local`, is checked against those instead).
     pub fn local(&self) -> &LocalAddrs {
         &self.local
     }
@@ -258,6 +259,8 @@ impl Pipeline {
         fast_path: bool,
     ) {
         let n = pkts.len().min(verdicts.len());
+        // Once per burst: the addresses published with the table, else the pipeline's.
+        let local = fib.local().unwrap_or(&self.local);
         for (p, v) in pkts[..n]
             .chunks_mut(CHUNK)
             .zip(verdicts[..n].chunks_mut(CHUNK))
@@ -272,7 +275,7 @@ impl Pipeline {
                 crate::prefetch::prefetch(pkt.data().as_ptr());
             }
             // A port without a MAC refuses every frame: the stages count them.
-            let fast_mac = self.local.mac_key(in_port).filter(|_| fast_path);
+            let fast_mac = local.mac_key(in_port).filter(|_| fast_path);
             match fast_mac {
                 None => {
                     for (i, s) in staged[..p.len()].iter_mut().enumerate() {
@@ -287,7 +290,6 @@ impl Pipeline {
                     // the loop for it (turned away by the other, an IPv4 packet cost ~25
                     // instructions). What the first loop turns away goes to the second.
                     let depth = self.config.max_label_depth;
-                    let local = &self.local;
                     let mut rest = [0u8; CHUNK];
                     let mut r = 0;
                     let mut fwd = Ipv4Queue {
@@ -375,10 +377,11 @@ impl Pipeline {
     ) {
         let n = which.len();
         let mut work = [Work::EMPTY; CHUNK];
-        let mac = self.local.mac_key(in_port);
+        let local = fib.local().unwrap_or(&self.local);
+        let mac = local.mac_key(in_port);
         for (w, &i) in work.iter_mut().zip(which) {
             let data = pkts[i as usize].data();
-            classify::classify(&self.config, &self.local, mac, data, originate, w);
+            classify::classify(&self.config, local, mac, data, originate, w);
         }
         for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {

@@ -6,6 +6,7 @@
 use std::process::Command;
 
 use config::startup::PortIface;
+use config::types::Cidr;
 
 /// Why an interface could not be configured.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +60,17 @@ pub fn configure(name: &str, port: &PortIface) -> Result<u32, LinkError> {
     }
     ip(&["link", "set", "dev", name, "up"])?;
     ifindex(name).ok_or(LinkError::NoIfindex)
+}
+
+/// Removes from `name` the addresses of `old` not in `now`, and adds those of `now`.
+pub fn set_addresses(name: &str, old: &[Cidr], now: &[Cidr]) -> Result<(), LinkError> {
+    for a in old.iter().filter(|a| !now.contains(a)) {
+        ip(&["addr", "del", &cidr_string(a.addr, a.len), "dev", name])?;
+    }
+    for a in now.iter().filter(|a| !old.contains(a)) {
+        ip(&["addr", "replace", &cidr_string(a.addr, a.len), "dev", name])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

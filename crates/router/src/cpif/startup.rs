@@ -1,12 +1,19 @@
-//! A reload (SIGHUP) also reads the startup config again, to say what in it cannot be
-//! applied while running: the ports' addresses are set at startup in the tables'
-//! connected and local routes, the workers' source checks, the slow path's ARP answers,
-//! FPM's subnets and the control interfaces, and none of those follows a change yet. A
-//! changed address (or MTU, MAC, port list) is logged as needing a restart, and nothing
-//! changes: the control interfaces keep the addresses the router answers for, never
-//! one it would not serve. Never on a worker; reads one file per SIGHUP.
+//! A reload (SIGHUP) also reads the startup config again. A change of the ports'
+//! addresses (IPv4 and IPv6) alone is applied: the tables' connected and local routes
+//! are recompiled (with the routes file checked against the new subnets; refused, with
+//! its diagnostics, where that fails) and published with the router's new addresses (the
+//! workers' source checks), then the slow path (ARP and echo answers) and the control
+//! interfaces follow. Anything else (MTU, MAC, port list, or addresses along with them)
+//! is logged as needing a restart and nothing changes. Never on a worker; reads one file
+//! per SIGHUP; never blocks the slow path (it is sent the new ports on a queue).
+
+use std::sync::Arc;
 
 use config::startup::{PortIface, StartupConfig};
+use crossbeam_channel::Sender;
+
+use super::ControlIfaces;
+use crate::control::ControlPlane;
 
 /// What differs between the ports the router runs with and the ports in the file now,
 /// one line per change (empty: nothing to say).
@@ -15,10 +22,10 @@ pub fn port_changes(running: &[PortIface], now: &[PortIface]) -> Vec<String> {
     if running.len() != now.len() {
         out.push(format!("ports: {} -> {}", running.len(), now.len()));
     }
-    let list = |p: &PortIface| {
-        let a: Vec<String> = p.addresses.iter().map(|c| c.to_string()).collect();
+    fn list<T: std::fmt::Display>(addrs: &[T]) -> String {
+        let a: Vec<String> = addrs.iter().map(|c| c.to_string()).collect();
         format!("[{}]", a.join(", "))
-    };
+    }
     for (r, n) in running.iter().zip(now) {
         if r.name != n.name {
             out.push(format!("port {}: name {:?} -> {:?}", r.id, r.name, n.name));
@@ -28,8 +35,16 @@ pub fn port_changes(running: &[PortIface], now: &[PortIface]) -> Vec<String> {
             out.push(format!(
                 "port {:?}: addresses {} -> {}",
                 r.name,
-                list(r),
-                list(n)
+                list(&r.addresses),
+                list(&n.addresses)
+            ));
+        }
+        if r.addresses6 != n.addresses6 {
+            out.push(format!(
+                "port {:?}: addresses6 {} -> {}",
+                r.name,
+                list(&r.addresses6),
+                list(&n.addresses6)
             ));
         }
         if r.mtu != n.mtu {
@@ -42,24 +57,47 @@ pub fn port_changes(running: &[PortIface], now: &[PortIface]) -> Vec<String> {
     out
 }
 
-/// The startup config's file and the ports as the router started with them.
+/// Whether `now` differs from `running` only in the ports' addresses (same ports, names,
+/// MTUs and MACs): a change applied live.
+pub fn only_addresses(running: &[PortIface], now: &[PortIface]) -> bool {
+    running.len() == now.len()
+        && running
+            .iter()
+            .zip(now)
+            .all(|(r, n)| r.name == n.name && r.mtu == n.mtu && r.mac == n.mac)
+}
+
+/// The startup config's file, the ports as the router runs with them, and where a change
+/// of their addresses goes besides the tables.
 pub struct StartupCheck {
     running: StartupConfig,
     ports: Vec<PortIface>,
+    /// The slow path's view of the ports (ARP and echo answers).
+    slow_path: Sender<Vec<PortIface>>,
+    cpif: Option<Arc<ControlIfaces>>,
 }
 
 impl StartupCheck {
-    pub fn new(running: &StartupConfig, ports: &[PortIface]) -> StartupCheck {
+    pub fn new(
+        running: &StartupConfig,
+        ports: &[PortIface],
+        slow_path: Sender<Vec<PortIface>>,
+        cpif: Option<Arc<ControlIfaces>>,
+    ) -> StartupCheck {
         StartupCheck {
             running: running.clone(),
             ports: ports.to_vec(),
+            slow_path,
+            cpif,
         }
     }
 
-    /// Reads the file again and logs what a restart would change in the ports.
-    pub fn on_reload(&self) {
-        let file = &self.running.file;
-        let now = match StartupConfig::load(file) {
+    /// Reads the file again: a change of the ports' addresses alone is applied (tables,
+    /// workers, slow path, control interfaces); anything else is logged as needing a
+    /// restart and nothing changes.
+    pub fn on_reload(&mut self, control: &mut ControlPlane) {
+        let file = self.running.file.clone();
+        let now = match StartupConfig::load(&file) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!(
@@ -71,12 +109,55 @@ impl StartupCheck {
         };
         // MACs the file does not set are the NICs': the ones running.
         let now = now.port_ifaces(|i| self.ports.get(i as usize).map_or([0; 6], |p| p.mac));
-        for c in port_changes(&self.ports, &now) {
+        let changes = port_changes(&self.ports, &now);
+        if changes.is_empty() {
+            return;
+        }
+        if !only_addresses(&self.ports, &now) {
+            for c in changes {
+                eprintln!(
+                    "startup config {}: {c}: needs a restart (the router, its tables and \
+                     control interfaces keep what they started with)",
+                    file.display()
+                );
+            }
+            return;
+        }
+        if let Err(e) = control.set_ports(now.clone()) {
             eprintln!(
-                "startup config {}: {c}: needs a restart (the router, its tables and \
-                 control interfaces keep what they started with)",
+                "startup config {}: address change refused, nothing applied:\n{e}",
                 file.display()
             );
+            return;
+        }
+        self.follow(&now);
+        for c in changes {
+            println!("startup config {}: {c}: applied", file.display());
+        }
+        self.ports = now;
+    }
+
+    /// After the tables: the slow path and the control interfaces take the new addresses.
+    fn follow(&self, now: &[PortIface]) {
+        if self.slow_path.try_send(now.to_vec()).is_err() {
+            eprintln!(
+                "startup config: the slow path did not take the new port addresses (queue \
+                 full or gone); it answers ARP for the old ones until the next reload"
+            );
+        }
+        if self.running.fpm.is_some() {
+            println!(
+                "fpm: next hops are mapped to ports by the control interfaces' ifindexes; \
+                 the subnet fallback keeps the startup addresses until a restart"
+            );
+        }
+        let Some(c) = &self.cpif else { return };
+        for (r, n) in self.ports.iter().zip(now) {
+            if r.addresses != n.addresses {
+                if let Err(e) = c.set_addresses(n.id, &n.addresses) {
+                    eprintln!("cpif: port {:?}: addresses not set: {e}", n.name);
+                }
+            }
         }
     }
 }
@@ -106,11 +187,21 @@ mod tests {
         assert!(port_changes(&a, &a).is_empty());
         let b = port(&[(0x0a01_0001, 24), (0x0a01_0005, 24)]);
         assert_eq!(
-            port_changes(&a, &[b]),
+            port_changes(&a, std::slice::from_ref(&b)),
             ["port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.1.0.5/24]"]
         );
+        assert!(only_addresses(&a, std::slice::from_ref(&b)));
         let mut c = a[0].clone();
         c.mtu = 9000;
+        assert!(!only_addresses(&a, std::slice::from_ref(&c)));
+        assert!(!only_addresses(&a, &[b.clone(), b]));
+        let mut v6 = a[0].clone();
+        v6.addresses6.push("2001:db8::1/64".parse().unwrap());
+        assert_eq!(
+            port_changes(&a, std::slice::from_ref(&v6)),
+            ["port \"h1\": addresses6 [] -> [2001:db8::1/64]"]
+        );
+        assert!(only_addresses(&a, &[v6]));
         assert_eq!(
             port_changes(&a, &[c, a[0].clone()]),
             ["ports: 1 -> 2", "port \"h1\": mtu 1500 -> 9000"]

@@ -9,6 +9,7 @@ use std::sync::atomic::{
 use std::sync::{Arc, RwLock};
 
 use config::startup::{ControlIfaceConfig, PortIface};
+use config::types::Cidr;
 
 use super::link::{self, LinkError};
 use super::stats::CpifStats;
@@ -89,6 +90,9 @@ pub struct ControlIfaces {
     control: Arc<ControlStats>,
     /// Bumped after an interface is recreated (new ifindex): FPM rebuilds its map.
     generation: AtomicU64,
+    /// Each port's IPv4 addresses now (they follow the startup config on SIGHUP): what a
+    /// recreated interface gets.
+    addresses: RwLock<Vec<Vec<Cidr>>>,
 }
 
 /// Creates and configures one TAP; its ifindex.
@@ -133,6 +137,7 @@ impl ControlIfaces {
             ports: ports.to_vec(),
             control,
             generation: AtomicU64::new(0),
+            addresses: RwLock::new(ports.iter().map(|p| p.addresses.clone()).collect()),
         })
     }
 
@@ -175,13 +180,31 @@ impl ControlIfaces {
         }
     }
 
+    /// Gives `port`'s interface (if it has one) the addresses `now` in place of the ones
+    /// it has; the error names the `ip` command that failed.
+    pub fn set_addresses(&self, port: u16, now: &[Cidr]) -> Result<(), link::LinkError> {
+        let mut addrs = self.addresses.write().expect("not poisoned");
+        let Some(old) = addrs.get_mut(port as usize) else {
+            return Ok(());
+        };
+        if let Some(tap) = self.of_port(port) {
+            link::set_addresses(&tap.name, old, now)?;
+        }
+        *old = now.to_vec();
+        Ok(())
+    }
+
     /// Creates `tap` again after it was deleted from outside; the error says why not.
     pub(super) fn recreate(&self, tap: &Tap) -> Result<(), CpifError> {
         let c = ControlIfaceConfig {
             port: tap.port,
             name: tap.name.clone(),
         };
-        let (f, ifindex) = open(&c, &self.ports[tap.port as usize])?;
+        let mut port = self.ports[tap.port as usize].clone();
+        let addrs = self.addresses.read().expect("not poisoned");
+        port.addresses = addrs[tap.port as usize].clone();
+        drop(addrs);
+        let (f, ifindex) = open(&c, &port)?;
         tap.ifindex.store(ifindex, Relaxed);
         *tap.file.write().expect("not poisoned") = Some(Arc::new(f));
         self.generation.fetch_add(1, Release);

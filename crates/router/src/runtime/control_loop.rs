@@ -40,7 +40,7 @@ pub(super) struct ControlLoop<'a> {
     pub threads: &'a Threads,
     pub counters: &'a [Arc<WorkerCounters>],
     pub reporter: &'a mut Reporter,
-    pub startup_check: &'a crate::cpif::startup::StartupCheck,
+    pub startup_check: &'a mut crate::cpif::startup::StartupCheck,
     pub started: Instant,
 }
 
@@ -62,7 +62,7 @@ impl ControlLoop<'_> {
             self.control.fpm_poll();
             let hup = self.signals.take_reload();
             if hup {
-                self.startup_check.on_reload();
+                self.startup_check.on_reload(self.control);
             }
             self.control.poll(hup);
             if self.signals.stop_requested() || self.stop.requested() {

@@ -81,7 +81,8 @@ pub struct Router {
     reporter: Reporter,
     services: Option<Services>,
     cpif: Option<Arc<ControlIfaces>>,
-    /// Logs the startup config's changes that need a restart (on SIGHUP).
+    /// Applies a change of the ports' addresses, logs the others as needing a restart (on
+    /// SIGHUP).
     startup_check: crate::cpif::startup::StartupCheck,
     tables: Option<Tables>,
     dpdk: Option<Dpdk>,
@@ -102,7 +103,10 @@ impl Router {
         let mut tables = Tables::load(&spec, &view.macs, plan.len(), &stats, &signals)?;
         let startup = &spec.routing.startup;
         let cpif = services::create_control_ifaces(startup, &view.ifaces, &stats)?;
-        let startup_check = crate::cpif::startup::StartupCheck::new(startup, &view.ifaces);
+        // The slow path's port view follows address changes through this queue.
+        let (ports_tx, ports_rx) = crossbeam_channel::bounded(8);
+        let startup_check =
+            crate::cpif::startup::StartupCheck::new(startup, &view.ifaces, ports_tx, cpif.clone());
         let fpm_stats = Arc::new(crate::fpm::FpmStats::default());
         let (fpm, fpm_rx) = services::start_fpm(
             startup,
@@ -118,7 +122,7 @@ impl Router {
             &dpdk,
             &tables,
             &view,
-            &cpif,
+            (&cpif, ports_rx),
             &stats,
             &mut threads,
         )?;
@@ -211,7 +215,7 @@ impl Router {
             threads: &self.threads,
             counters: &self.counters,
             reporter: &mut self.reporter,
-            startup_check: &self.startup_check,
+            startup_check: &mut self.startup_check,
             started,
         }
         .run()
@@ -234,7 +238,10 @@ fn start_threads(
     dpdk: &Dpdk,
     tables: &Tables,
     view: &PortView,
-    cpif: &Option<Arc<ControlIfaces>>,
+    (cpif, port_updates): (
+        &Option<Arc<ControlIfaces>>,
+        crossbeam_channel::Receiver<Vec<config::startup::PortIface>>,
+    ),
     stats: &Arc<ControlStats>,
     threads: &mut Threads,
 ) -> Result<Running, RouterError> {
@@ -278,6 +285,7 @@ fn start_threads(
         cpif: cpif.clone(),
         marks,
         trace: Some(trace.slow.tap()),
+        port_updates,
     };
     workers::spawn_slow_path(slow, q.punted, spec.test_fault, threads)?;
     Ok(Running {

@@ -166,7 +166,7 @@ pub(super) fn port_view(spec: &RuntimeSpec, dpdk: &Dpdk) -> PortView {
     let macs = dpdk.macs();
     let ifaces = ctx_ports(&spec.routing.startup, &macs);
     PortView {
-        local: local_addrs(&ifaces),
+        local: crate::control::local_addrs(&ifaces),
         ifaces,
         macs,
     }
@@ -179,17 +179,6 @@ pub(super) fn ctx_ports(startup: &config::StartupConfig, macs: &[[u8; 6]]) -> Ve
 
 fn route_context(startup: &config::StartupConfig, macs: &[[u8; 6]]) -> config::RouteContext {
     config::RouteContext::from_startup(startup, |i| macs[i as usize])
-}
-
-/// The MAC each port answers to (by port id) and the router's IPv4 addresses, for the
-/// pipeline's input checks.
-fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
-    let mut macs = vec![[0u8; 6]; ports.iter().map(|p| p.id as usize + 1).max().unwrap_or(0)];
-    for p in ports {
-        macs[p.id as usize] = p.mac;
-    }
-    let addrs = ports.iter().flat_map(|p| p.addresses.iter());
-    LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes()))
 }
 
 impl Tables {

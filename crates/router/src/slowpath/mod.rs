@@ -86,6 +86,8 @@ pub struct SlowPath {
     pub marks: Arc<NeighborMarks>,
     /// `mplsrouter trace`: what happened to traced packets ([`crate::trace::slow`]).
     pub trace: Option<crate::trace::slow::SlowTap>,
+    /// New port views (addresses changed on a reload), taken between batches.
+    pub port_updates: Receiver<Vec<PortIface>>,
 }
 
 /// The slow path's two queues ([`crate::punt`]): control traffic is taken first.
@@ -446,6 +448,9 @@ impl SlowPath {
             let Ok(first) = rx.wait(Duration::from_millis(50)) else {
                 break;
             };
+            if let Some(ports) = st.sp.port_updates.try_iter().last() {
+                st.sp.ports = ports;
+            }
             let online = reader.take().expect("reader present").online();
             {
                 let fib = online.load();
