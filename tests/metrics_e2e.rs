@@ -137,6 +137,7 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
                 "reason" => reasons + router::RuntimeDrop::ALL.len(),
                 "result" => 2,
                 "direction" => 2,
+                "family" => 2, // ipv4, ipv6
                 "type" => icmp_types,
                 "version" | "git_rev" | "dpdk_version" => 1,
                 other => panic!("{fam}: label {other:?} has no bound here; add one"),
