@@ -3,6 +3,7 @@
 //! router's namespace where a TCP server stands in for FRR's daemons.
 //!
 //! Needs root (as CI runs); skipped with a message otherwise.
+#![forbid(unsafe_code)]
 
 mod common;
 
@@ -15,30 +16,15 @@ use common::{bin, is_root, sh, TempDir};
 struct Pair {
     h: String,
     r: String,
+    _ns: common::Netns,
 }
 
 impl Pair {
     fn new(tag: &str) -> Pair {
-        let id = std::process::id() % 100_000;
-        let p = Pair {
-            h: format!("{tag}{id}h"),
-            r: format!("{tag}{id}r"),
-        };
-        for ns in [&p.h, &p.r] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-            sh(&["ip", "netns", "add", ns]);
-            sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
-        }
-        sh(&[
-            "ip", "link", "add", "eth0", "netns", &p.h, "type", "veth", "peer", "name", "r-h1",
-            "netns", &p.r,
-        ]);
-        for (ns, i) in [(&p.h, "eth0"), (&p.r, "r-h1")] {
-            sh(&["ip", "-n", ns, "link", "set", i, "up"]);
-            sh(&[
-                "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
-            ]);
-        }
+        let mut ns = common::Netns::new(tag);
+        let (h, r) = (ns.add("h"), ns.add("r"));
+        let p = Pair { h, r, _ns: ns };
+        common::veth(&p.h, "eth0", &p.r, "r-h1", Default::default());
         sh(&[
             "ip",
             "-n",
@@ -71,14 +57,6 @@ impl Pair {
             .args(args)
             .output()
             .unwrap()
-    }
-}
-
-impl Drop for Pair {
-    fn drop(&mut self) {
-        for ns in [&self.h, &self.r] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
     }
 }
 
@@ -147,10 +125,7 @@ impl Router {
 
     fn stop(&mut self) -> String {
         if let Some(mut c) = self.child.take() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .status();
-            common::wait_bounded(&mut c, Duration::from_secs(20));
+            common::stop(&mut c);
         }
         self.output()
     }
@@ -159,9 +134,7 @@ impl Router {
 impl Drop for Router {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .status();
+            common::signal(c.id(), "TERM");
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(10) {
                 if c.try_wait().ok().flatten().is_some() {
@@ -193,7 +166,7 @@ fn tcp_through_the_tap(p: &Pair, r: &Router) {
         .spawn()
         .unwrap();
     let mut server = scopeguard(server);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_listening(&p.r, "10.1.0.1:1790");
     let out = p.exec(&p.h, &["python3", "-c", CLIENT]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -203,6 +176,23 @@ fn tcp_through_the_tap(p: &Pair, r: &Router) {
         r.output()
     );
     common::wait_bounded(&mut server.0, Duration::from_secs(15));
+}
+
+/// Waits (bounded, 10 s) until a TCP socket listens on `addr` in namespace `ns`: a
+/// loaded machine can take longer than any fixed sleep to start Python.
+fn wait_listening(ns: &str, addr: &str) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        let out = Command::new("ip")
+            .args(["netns", "exec", ns, "ss", "-Hltn"])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains(addr) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("nothing listens on {addr} in {ns} after 10 s");
 }
 
 /// Kills the child (by PID) if a test panics before it ends.
@@ -598,17 +588,8 @@ fn the_control_interface_carrier_follows_the_port_link() {
         return;
     }
     let dir = TempDir::new("cpif-link");
-    let ns = format!("cpl{}r", std::process::id() % 100_000);
-    let _ = Command::new("ip").args(["netns", "del", &ns]).output();
-    sh(&["ip", "netns", "add", &ns]);
-    sh(&["ip", "-n", &ns, "link", "set", "lo", "up"]);
-    struct Ns(String);
-    impl Drop for Ns {
-        fn drop(&mut self) {
-            let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
-        }
-    }
-    let _ns = Ns(ns.clone());
+    let mut guard = common::Netns::new("cpl");
+    let ns = guard.add("r");
     let routes = dir.path("routes.yaml");
     std::fs::write(&routes, "{}\n").unwrap();
     let cfg = dir.path("r.yaml");
