@@ -761,6 +761,68 @@ fn tap_name() -> String {
     format!("mrc{}", std::process::id())
 }
 
+/// What the kernel sends down the control interface leaves by the port and is in a
+/// capture of the port's transmitted frames: UDP from the TAP's kernel side to a
+/// neighbour the kernel has a permanent entry for (no ARP first), sent every 100 ms
+/// until the capture (armed meanwhile) has one.
+fn check_capture_of_the_kernels_frames(dir: &TempDir, sock: &Path) {
+    if !common::is_root() {
+        return;
+    }
+    let tap = tap_name();
+    common::sh(&[
+        "ip",
+        "neigh",
+        "replace",
+        "10.0.1.77",
+        "lladdr",
+        "02:00:00:00:01:77",
+        "dev",
+        &tap,
+        "nud",
+        "permanent",
+    ]);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sender = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let s = std::net::UdpSocket::bind("10.0.1.1:0").unwrap();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = s.send_to(b"from the kernel", "10.0.1.77:9");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let pcap = dir.path("kernel.pcap");
+    let args = [
+        "--port",
+        "out",
+        "--direction",
+        "tx",
+        "--filter",
+        "udp and dst 10.0.1.77",
+        "--count",
+        "1",
+        "--timeout",
+        "10",
+    ];
+    let s = capture(sock, &pcap, &args);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    sender.join().unwrap();
+    assert_eq!(s["frames"], 1, "{s}");
+    let d = common::tshark(&pcap, &["eth.src", "eth.dst", "ip.src", "udp.dstport"]);
+    assert_eq!(
+        (
+            d[0].get("eth.src"),
+            d[0].get("eth.dst"),
+            d[0].get("ip.src"),
+            d[0].get("udp.dstport")
+        ),
+        ("02:00:00:00:01:01", "02:00:00:00:01:77", "10.0.1.1", "9"),
+        "the kernel's datagram, with the TAP's (the port's) MAC"
+    );
+}
+
 /// `show fpm`: listening, idle, then a connection's peer; routes by source.
 fn check_fpm(sock: &Path) {
     let Reply::Fpm(f) = json(sock, &["show", "fpm"]) else {
@@ -863,6 +925,7 @@ fn trace_and_capture_of_a_replayed_pcap() {
     check_capture(&dir, &sock);
     check_neighbors(&sock);
     check_interfaces(&sock);
+    check_capture_of_the_kernels_frames(&dir, &sock);
     check_fpm(&sock);
     let (status, output) = router.stop(Duration::from_secs(20));
     assert!(status.success(), "{output}");

@@ -59,6 +59,8 @@ pub struct Down {
     pub stop: Arc<AtomicBool>,
     /// DPDK port id of each port index (for its link state).
     pub dev_ids: Vec<u16>,
+    /// `mplsrouter capture --direction tx`: what the kernel sends is transmitted too.
+    pub capture: std::cell::RefCell<Option<crate::trace::TraceTap>>,
 }
 
 impl Down {
@@ -149,6 +151,9 @@ impl Down {
                 TrySendError::Disconnected(_) => DownDrop::Shutdown,
             })?;
         self.ifs.stats().down_sent.fetch_add(1, Relaxed);
+        if let Some(t) = self.capture.borrow_mut().as_mut() {
+            t.sent(port, frame);
+        }
         Ok(())
     }
 

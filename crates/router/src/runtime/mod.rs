@@ -268,7 +268,8 @@ fn start_threads(
     };
     let counters = workers::launch_workers(parts, threads)?;
     if let Some(c) = cpif {
-        workers::spawn_cpif_down(c, &dpdk.pool, q.cpif_inject.0, &dev_ids, threads)?;
+        let capture = trace.take_control_if_tap();
+        workers::spawn_cpif_down(c, &dpdk.pool, q.cpif_inject.0, &dev_ids, capture, threads)?;
     }
     let slow = SlowPath {
         ports: view.ifaces.clone(),

@@ -233,9 +233,11 @@ pub(super) fn spawn_cpif_down(
     pool: &Arc<Mempool>,
     inject: Sender<Injected>,
     dev_ids: &[u16],
+    capture: Option<crate::trace::TraceTap>,
     threads: &mut Threads,
 ) -> Result<(), RouterError> {
     let d = Down {
+        capture: std::cell::RefCell::new(capture),
         ifs: ifs.clone(),
         pool: Arc::clone(pool),
         inject,

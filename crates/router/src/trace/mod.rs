@@ -125,6 +125,9 @@ pub struct TraceControl {
     /// The slow path's records of what it did with punted packets ([`slow`]).
     pub slow: slow::SlowControl,
     pub tsc_hz: u64,
+    /// The capture tap for what the kernel sends down the control interfaces, taken
+    /// once by their down thread ([`TraceControl::take_control_if_tap`]).
+    control_if: Arc<std::sync::Mutex<Option<TraceTap>>>,
 }
 
 /// A worker's end.
@@ -146,6 +149,8 @@ pub struct TraceTap {
 
 /// The lcore of the frames the slow path sends ([`TraceTap::sent`]).
 pub const SLOW_PATH_LCORE: u32 = u32::MAX;
+/// The "lcore" of the control interfaces' down thread's capture tap.
+pub const CONTROL_IF_LCORE: u32 = u32::MAX - 1;
 
 /// The shared state, one tap per worker lcore and the slow path's tap.
 pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
@@ -153,7 +158,11 @@ pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
     let (ftx, frx) = crossbeam_channel::bounded(CAPTURE_QUEUE);
     let plan = Arc::new(Plan::default());
     let tsc_hz = dpdk::tsc_hz().max(1);
-    let all: Vec<u32> = lcores.iter().copied().chain([SLOW_PATH_LCORE]).collect();
+    let all: Vec<u32> = lcores
+        .iter()
+        .copied()
+        .chain([SLOW_PATH_LCORE, CONTROL_IF_LCORE])
+        .collect();
     let skipped: Vec<Arc<Skipped>> = all.iter().map(|_| Arc::default()).collect();
     let mut taps: Vec<TraceTap> = all
         .iter()
@@ -171,8 +180,10 @@ pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
             last_tsc: 0,
         })
         .collect();
+    let control_if = Arc::new(std::sync::Mutex::new(taps.pop()));
     let sent = taps.pop();
     let ctl = TraceControl {
+        control_if,
         plan,
         records: rx,
         frames: frx,
@@ -184,6 +195,15 @@ pub fn channel(lcores: &[u32]) -> (TraceControl, Vec<TraceTap>) {
 }
 
 impl TraceControl {
+    /// The capture tap for the frames the kernel sends down the control interfaces
+    /// (`None` after the first call).
+    pub fn take_control_if_tap(&self) -> Option<TraceTap> {
+        self.control_if
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
     /// Arms the workers; returns the session their records will carry.
     fn arm_with(&self, mode: u32, port: u32, filter: &Filter) -> u32 {
         let p = &self.plan;
