@@ -121,7 +121,15 @@ fn spoofed_arp_does_not_move_a_static_neighbor_and_ageing_keeps_traffic() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let warm = ping(&h1, "10.2.0.2", "3");
+    // Warm-up (ARP both ways): the first echo can be lost while the router resolves
+    // h2 on a loaded machine; what is under test starts after it.
+    let mut warm = ping(&h1, "10.2.0.2", "3");
+    for _ in 0..3 {
+        if warm.contains(" 0% packet loss") {
+            break;
+        }
+        warm = ping(&h1, "10.2.0.2", "3");
+    }
     assert!(warm.contains(" 0% packet loss"), "{warm}\n{}", router.log());
 
     // For 4 s, h2 keeps claiming its static address for another MAC (a reply to the
