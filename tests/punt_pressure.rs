@@ -15,7 +15,7 @@ mod live;
 use std::time::{Duration, Instant};
 
 use common::{tshark, TempDir};
-use live::{samples, LiveRouter};
+use live::{sum, LiveRouter};
 use traffic::{write_pcap, FrameSpec};
 
 const ROUTER: [u8; 6] = [2, 0, 0, 0, 0, 1];
@@ -48,29 +48,11 @@ fn udp(dst: [u8; 4], ttl: u8, sport: u16) -> Vec<u8> {
 }
 
 fn echo_request(id: u16) -> Vec<u8> {
-    let mut f = udp([10, 0, 0, 1], 64, 0);
-    f[23] = 1; // ICMP
-    common::fill_ipv4_checksum(&mut f, 14);
-    let icmp = &mut f[34..];
-    icmp.fill(0x61);
-    icmp[..4].copy_from_slice(&[8, 0, 0, 0]);
-    icmp[4..6].copy_from_slice(&id.to_be_bytes());
-    let c = common::checksum(icmp);
-    icmp[2..4].copy_from_slice(&c.to_be_bytes());
-    f
+    common::into_echo_request(udp([10, 0, 0, 1], 64, 0), id, 0)
 }
 
 fn arp(op: u16, dst: [u8; 6], sha: [u8; 6], spa: [u8; 4], tpa: [u8; 4]) -> Vec<u8> {
-    let mut f = Vec::with_capacity(60);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, op as u8]);
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&spa);
-    f.extend_from_slice(&[0; 6]);
-    f.extend_from_slice(&tpa);
-    f.resize(60, 0);
-    f
+    common::arp_frame(op, (dst, sha), sha, spa, tpa)
 }
 
 /// One pass of the flood: per 16 frames, 8 good and 8 bad of every kind in turn.
@@ -129,15 +111,6 @@ fn config(dir: &TempDir) -> std::path::PathBuf {
     let p = dir.path("startup.yaml");
     std::fs::write(&p, cfg).unwrap();
     p
-}
-
-fn sum(text: &str, name: &str, labels: &str) -> u64 {
-    samples(text)
-        .into_iter()
-        .filter(|(s, _)| s == name || s.starts_with(&format!("{name}{{")))
-        .filter(|(s, _)| s.contains(labels))
-        .map(|(_, v)| v as u64)
-        .sum()
 }
 
 fn drops(m: &str, reason: &str) -> u64 {

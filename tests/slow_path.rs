@@ -12,7 +12,7 @@ mod live;
 use std::time::{Duration, Instant};
 
 use common::{pcap_config, tshark, TempDir};
-use live::{samples, LiveRouter};
+use live::{sum, LiveRouter};
 use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
@@ -28,16 +28,7 @@ const BCAST: [u8; 6] = [0xff; 6];
 
 fn arp(op: u16, sha: [u8; 6], spa: [u8; 4], tpa: [u8; 4]) -> Vec<u8> {
     let dst = if op == 1 { BCAST } else { ROUTER };
-    let mut f = Vec::with_capacity(60);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&[2, 0, 0, 0, 0, 0x99]);
-    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, op as u8]);
-    f.extend_from_slice(&sha);
-    f.extend_from_slice(&spa);
-    f.extend_from_slice(&[0; 6]);
-    f.extend_from_slice(&tpa);
-    f.resize(60, 0);
-    f
+    common::arp_frame(op, (dst, [2, 0, 0, 0, 0, 0x99]), sha, spa, tpa)
 }
 
 fn udp(dst: [u8; 4], ttl: u8, id: u16) -> Vec<u8> {
@@ -61,27 +52,7 @@ fn expiring_fragment(id: u16) -> Vec<u8> {
 }
 
 fn echo_request(id: u16) -> Vec<u8> {
-    let mut f = udp([10, 0, 0, 1], 64, 0);
-    f[23] = 1; // ICMP
-    common::fill_ipv4_checksum(&mut f, 14);
-    let icmp = &mut f[34..];
-    icmp.fill(0x61);
-    icmp[..4].copy_from_slice(&[8, 0, 0, 0]);
-    icmp[4..6].copy_from_slice(&id.to_be_bytes());
-    icmp[6..8].copy_from_slice(&1u16.to_be_bytes());
-    let c = common::checksum(icmp);
-    icmp[2..4].copy_from_slice(&c.to_be_bytes());
-    f
-}
-
-/// Sum of every series of `name` whose labels contain `labels`.
-fn sum(text: &str, name: &str, labels: &str) -> u64 {
-    samples(text)
-        .into_iter()
-        .filter(|(s, _)| s == name || s.starts_with(&format!("{name}{{")))
-        .filter(|(s, _)| s.contains(labels))
-        .map(|(_, v)| v as u64)
-        .sum()
+    common::into_echo_request(udp([10, 0, 0, 1], 64, 0), id, 1)
 }
 
 /// The slow path's series (stable once it is idle; worker cycle counters never are).

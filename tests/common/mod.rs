@@ -4,7 +4,7 @@
 
 pub mod oracles;
 #[allow(unused_imports)]
-pub use oracles::{checksum, fill_ipv4_checksum, promtool_check};
+pub use oracles::{arp_frame, checksum, fill_ipv4_checksum, into_echo_request, promtool_check};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

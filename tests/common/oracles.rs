@@ -52,6 +52,43 @@ pub fn promtool_check(text: &str) {
     );
 }
 
+/// An Ethernet ARP frame (`op` 1 request, 2 reply), padded to 60 bytes; the target
+/// hardware address is zero.
+pub fn arp_frame(
+    op: u16,
+    eth: ([u8; 6], [u8; 6]),
+    sha: [u8; 6],
+    spa: [u8; 4],
+    tpa: [u8; 4],
+) -> Vec<u8> {
+    let mut f = Vec::with_capacity(60);
+    f.extend_from_slice(&eth.0);
+    f.extend_from_slice(&eth.1);
+    f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4]);
+    f.extend_from_slice(&op.to_be_bytes());
+    f.extend_from_slice(&sha);
+    f.extend_from_slice(&spa);
+    f.extend_from_slice(&[0; 6]);
+    f.extend_from_slice(&tpa);
+    f.resize(60, 0);
+    f
+}
+
+/// Turns an untagged IPv4/UDP frame into an ICMP echo request (`id`, `seq`), payload
+/// filled with 'a', both checksums written.
+pub fn into_echo_request(mut f: Vec<u8>, id: u16, seq: u16) -> Vec<u8> {
+    f[23] = 1; // ICMP
+    fill_ipv4_checksum(&mut f, 14);
+    let icmp = &mut f[34..];
+    icmp.fill(0x61);
+    icmp[..4].copy_from_slice(&[8, 0, 0, 0]);
+    icmp[4..6].copy_from_slice(&id.to_be_bytes());
+    icmp[6..8].copy_from_slice(&seq.to_be_bytes());
+    let c = checksum(icmp);
+    icmp[2..4].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

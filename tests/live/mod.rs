@@ -168,6 +168,16 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Sum of every series of `name` whose labels contain `labels` ("" for any).
+pub fn sum(text: &str, name: &str, labels: &str) -> u64 {
+    samples(text)
+        .into_iter()
+        .filter(|(s, _)| s == name || s.starts_with(&format!("{name}{{")))
+        .filter(|(s, _)| s.contains(labels))
+        .map(|(_, v)| v as u64)
+        .sum()
+}
+
 /// Every sample line of an exposition as (series, value): `name{labels}` -> value.
 pub fn samples(text: &str) -> Vec<(String, f64)> {
     text.lines()
