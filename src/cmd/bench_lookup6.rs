@@ -39,29 +39,10 @@ fn tbl8s_needed(prefixes: &[(u128, u8)]) -> u32 {
     nodes.len() as u32
 }
 
+/// The IPv6 destination of a frame (plain or labelled), as the lookup takes it.
 fn dst6_of_frame(f: &[u8]) -> Option<u128> {
-    let mut off = 12;
-    let mut et = u16::from_be_bytes([*f.get(off)?, *f.get(off + 1)?]);
-    off += 2;
-    if et == 0x8100 {
-        et = u16::from_be_bytes([*f.get(off + 2)?, *f.get(off + 3)?]);
-        off += 4;
-    }
-    if et == 0x8847 {
-        loop {
-            let w = u32::from_be_bytes(f.get(off..off + 4)?.try_into().ok()?);
-            off += 4;
-            if w & 0x100 != 0 {
-                break;
-            }
-        }
-    } else if et != 0x86DD {
-        return None;
-    }
-    (f.get(off)? >> 4 == 6).then_some(())?;
-    Some(u128::from_be_bytes(
-        f.get(off + 24..off + 40)?.try_into().ok()?,
-    ))
+    let ip = net::wire::ipv6::Ipv6Packet::new_checked(super::bench_lookup::ip_packet(f)?).ok()?;
+    Some(u128::from_be_bytes(ip.dst_addr()))
 }
 
 fn keys(a: &BenchLookupArgs, uniq: &[(u128, u8)]) -> Result<Vec<u128>> {
