@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Sender, TrySendError};
 use dpdk::Mempool;
 use net::icmp::TokenBucket;
+use net::wire::arp::{ArpPacket, OP_REPLY};
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_ARP};
 
 use super::stats::DownDrop;
 use super::tap::{ControlIfaces, Tap};
@@ -38,14 +40,13 @@ const L2_OVERHEAD: usize = 18;
 
 /// Whether a frame the kernel sent may go out of a port with `mtu`.
 pub fn admit(frame: &[u8], mtu: u16) -> Result<(), DownDrop> {
-    if frame.len() < 14 {
-        return Err(DownDrop::Runt);
-    }
+    let eth = EthernetFrame::new_checked(frame).map_err(|_| DownDrop::Runt)?;
     if frame.len() > mtu as usize + L2_OVERHEAD {
         return Err(DownDrop::TooBig);
     }
-    // ARP (0x0806) reply (operation 2).
-    if frame[12..14] == [0x08, 0x06] && frame.get(20..22) == Some(&[0, 2]) {
+    let arp_reply = eth.ethertype() == ETHERTYPE_ARP
+        && ArpPacket::new_checked(eth.payload()).is_ok_and(|a| a.operation() == OP_REPLY);
+    if arp_reply {
         return Err(DownDrop::ArpReplyByRouter);
     }
     Ok(())
@@ -224,6 +225,8 @@ mod tests {
         f[12..14].copy_from_slice(&ethertype);
         f.truncate(len);
         if len >= 22 {
+            // Ethernet/IPv4 ARP: hardware type 1, protocol 0x0800, lengths 6 and 4.
+            f[14..20].copy_from_slice(&[0, 1, 8, 0, 6, 4]);
             f[20..22].copy_from_slice(&op);
         }
         f

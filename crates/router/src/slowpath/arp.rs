@@ -3,6 +3,7 @@
 
 use config::startup::PortIface;
 use net::wire::arp::{ArpPacket, ArpRepr, OP_REPLY, OP_REQUEST, PACKET_LEN};
+use net::wire::ethernet::{EthernetRepr, ETHERTYPE_ARP, HEADER_LEN};
 
 /// The router's address on `port` in the subnet of `ip`, else its first address.
 pub fn source_for(port: &PortIface, ip: u32) -> Option<u32> {
@@ -15,18 +16,23 @@ pub fn source_for(port: &PortIface, ip: u32) -> Option<u32> {
 
 /// The ARP packet of an Ethernet frame: Ethernet/IPv4, a request or a reply.
 pub fn parse(frame: &[u8]) -> Option<ArpRepr> {
-    let pkt = ArpPacket::new_checked(frame.get(14..)?).ok()?;
+    let pkt = ArpPacket::new_checked(frame.get(HEADER_LEN..)?).ok()?;
     let arp = ArpRepr::parse(&pkt).ok()?;
     matches!(arp.operation, OP_REQUEST | OP_REPLY).then_some(arp)
 }
 
 /// An Ethernet + ARP frame.
 pub fn arp_frame(dst_mac: [u8; 6], repr: &ArpRepr) -> Vec<u8> {
-    let mut f = vec![0u8; 14 + PACKET_LEN];
-    f[0..6].copy_from_slice(&dst_mac);
-    f[6..12].copy_from_slice(&repr.sender_mac);
-    f[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
-    repr.emit(&mut f[14..])
+    let eth = EthernetRepr {
+        dst: dst_mac,
+        src: repr.sender_mac,
+        vlan: None,
+        ethertype: ETHERTYPE_ARP,
+    };
+    let mut f = vec![0u8; HEADER_LEN + PACKET_LEN];
+    eth.emit(&mut f)
+        .expect("buffer sized for one Ethernet header");
+    repr.emit(&mut f[HEADER_LEN..])
         .expect("buffer sized for one ARP packet");
     f
 }
