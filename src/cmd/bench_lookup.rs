@@ -101,26 +101,9 @@ fn page_lines(ours: &Lpm4, rte: &RteLpm) -> Vec<String> {
     lines.collect()
 }
 
-/// The IP packet a frame carries, through `net::wire`'s checked views: after the
-/// Ethernet header, one VLAN tag if any, and a label stack if the frame is labelled.
-pub(super) fn ip_packet(f: &[u8]) -> Option<&[u8]> {
-    use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_MPLS};
-    const ETHERTYPE_IPV6: u16 = 0x86dd;
-    let eth = EthernetFrame::new_checked(f).ok()?;
-    let payload = f.get(eth.header_len()..)?;
-    match eth.ethertype() {
-        ETHERTYPE_MPLS => {
-            let labels = net::wire::mpls::LabelStack::new_checked(payload, 16).ok()?;
-            payload.get(labels.len()..)
-        }
-        ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => Some(payload),
-        _ => None,
-    }
-}
-
 /// The IPv4 destination of a frame (plain or labelled), as the lookup takes it.
 fn dst_of_frame(f: &[u8]) -> Option<u32> {
-    let ip = net::wire::ipv4::Ipv4Packet::new_checked(ip_packet(f)?).ok()?;
+    let ip = net::wire::ipv4::Ipv4Packet::new_checked(net::wire::ip_packet(f)?).ok()?;
     Some(u32::from_be_bytes(ip.dst_addr()))
 }
 

@@ -41,7 +41,7 @@ fn tbl8s_needed(prefixes: &[(u128, u8)]) -> u32 {
 
 /// The IPv6 destination of a frame (plain or labelled), as the lookup takes it.
 fn dst6_of_frame(f: &[u8]) -> Option<u128> {
-    let ip = net::wire::ipv6::Ipv6Packet::new_checked(super::bench_lookup::ip_packet(f)?).ok()?;
+    let ip = net::wire::ipv6::Ipv6Packet::new_checked(net::wire::ip_packet(f)?).ok()?;
     Some(u128::from_be_bytes(ip.dst_addr()))
 }
 

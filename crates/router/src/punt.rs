@@ -20,6 +20,9 @@ use std::sync::Arc;
 use crossbeam_channel::{Sender, TrySendError};
 use net::packet::PacketBuf;
 use net::pipeline::PuntReason;
+use net::wire::arp::ArpPacket;
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4};
+use net::wire::ipv4;
 
 use crate::counters::RuntimeDrop;
 use crate::worker::Punted;
@@ -39,12 +42,9 @@ const PROTO_ICMP: u8 = 1;
 
 /// The IPv4 protocol of an untagged or single-tagged IPv4 frame.
 fn ipv4_proto(frame: &[u8]) -> Option<u8> {
-    let (et, l3) = match frame.get(12..14)? {
-        [0x81, 0x00] => (frame.get(16..18)?, 18),
-        et => (et, 14),
-    };
-    (et == [0x08, 0x00]).then_some(())?;
-    frame.get(l3 + 9).copied()
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    (eth.ethertype() == ETHERTYPE_IPV4).then_some(())?;
+    frame.get(eth.header_len() + ipv4::field::PROTOCOL).copied()
 }
 
 /// The class of a packet punted for `reason`.
@@ -67,41 +67,20 @@ pub const CONTROL_QUEUE: usize = 1024;
 
 /// First IPv4 destination in a frame (below one VLAN tag and any labels).
 pub fn ipv4_dst(frame: &[u8]) -> Option<u32> {
-    let mut off = 12;
-    let mut et = u16::from_be_bytes([*frame.get(off)?, *frame.get(off + 1)?]);
-    off += 2;
-    if et == 0x8100 {
-        et = u16::from_be_bytes([*frame.get(off + 2)?, *frame.get(off + 3)?]);
-        off += 4;
-    }
-    if et == 0x8847 {
-        loop {
-            let w = u32::from_be_bytes(frame.get(off..off + 4)?.try_into().ok()?);
-            off += 4;
-            if w & 0x100 != 0 {
-                break;
-            }
-        }
-    } else if et != 0x0800 {
-        return None;
-    }
-    if frame.get(off)? >> 4 != 4 {
-        return None;
-    }
+    // The pipeline checked the header before it punted: only the version and the
+    // address's bytes are read here.
+    let ip = net::wire::ip_packet(frame)?;
+    (ip.first()? >> 4 == 4).then_some(())?;
     Some(u32::from_be_bytes(
-        frame.get(off + 16..off + 20)?.try_into().ok()?,
+        ip.get(ipv4::field::DST_ADDR)?.try_into().ok()?,
     ))
 }
 
 /// The sender IPv4 address of an (untagged or single-tagged) ARP frame.
 fn arp_sender(frame: &[u8]) -> Option<u32> {
-    let l3 = match frame.get(12..14)? {
-        [0x81, 0x00] => 18,
-        _ => 14,
-    };
-    Some(u32::from_be_bytes(
-        frame.get(l3 + 14..l3 + 18)?.try_into().ok()?,
-    ))
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    let arp = ArpPacket::new_checked(frame.get(eth.header_len()..)?).ok()?;
+    Some(u32::from_be_bytes(arp.sender_ip()))
 }
 
 /// How a punt is admitted: without a budget (control traffic), against a budget, or
@@ -236,6 +215,8 @@ mod tests {
     fn arp_from(sender: [u8; 4]) -> Vec<u8> {
         let mut f = vec![0u8; 42];
         f[12..14].copy_from_slice(&[0x08, 0x06]);
+        // Ethernet/IPv4 ARP: hardware type 1, protocol 0x0800, lengths 6 and 4.
+        f[14..20].copy_from_slice(&[0, 1, 8, 0, 6, 4]);
         f[28..32].copy_from_slice(&sender);
         f
     }

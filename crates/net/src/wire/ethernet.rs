@@ -16,6 +16,7 @@ pub mod field {
 }
 
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 pub const ETHERTYPE_ARP: u16 = 0x0806;
 pub const ETHERTYPE_VLAN: u16 = 0x8100;
 pub const ETHERTYPE_MPLS: u16 = 0x8847;

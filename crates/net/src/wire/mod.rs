@@ -20,6 +20,25 @@ pub mod l4;
 pub mod mpls;
 pub mod ndp;
 
+/// Most label stack entries [`ip_packet`] walks.
+pub const MAX_WALKED_LABELS: usize = 16;
+
+/// The IP packet (v4 or v6, unchecked) an Ethernet frame carries below one VLAN tag and
+/// any labels, or `None` for other ethertypes and truncated headers: for code off the fast
+/// path (the slow path, the punt classifier, tools) that needs a packet's addresses.
+pub fn ip_packet(frame: &[u8]) -> Option<&[u8]> {
+    let eth = ethernet::EthernetFrame::new_checked(frame).ok()?;
+    let payload = frame.get(eth.header_len()..)?;
+    match eth.ethertype() {
+        ethernet::ETHERTYPE_MPLS => {
+            let labels = mpls::LabelStack::new_checked(payload, MAX_WALKED_LABELS).ok()?;
+            payload.get(labels.len()..)
+        }
+        ethernet::ETHERTYPE_IPV4 | ethernet::ETHERTYPE_IPV6 => Some(payload),
+        _ => None,
+    }
+}
+
 /// Why a view or `Repr` refused a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {

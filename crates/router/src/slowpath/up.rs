@@ -9,6 +9,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use dpdk::Mbuf;
 use net::fib::Fib;
 use net::packet::PacketBuf;
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4};
+use net::wire::{icmp, ipv4};
 
 use super::State;
 use crate::cpif::UpError;
@@ -16,20 +18,18 @@ use crate::metrics::SlowDrop;
 
 /// The IPv4 header offset of an untagged or single-tagged IPv4 frame.
 fn ipv4_at(frame: &[u8]) -> Option<usize> {
-    match frame.get(12..14)? {
-        [0x08, 0x00] => Some(14),
-        [0x81, 0x00] if frame.get(16..18)? == [0x08, 0x00] => Some(18),
-        _ => None,
-    }
+    let eth = EthernetFrame::new_checked(frame).ok()?;
+    (eth.ethertype() == ETHERTYPE_IPV4).then(|| eth.header_len())
 }
 
 /// Whether an IPv4 frame carries an ICMP echo request (which the router answers).
 fn is_echo_request(frame: &[u8], l3: usize) -> bool {
-    let Some(&vihl) = frame.get(l3) else {
+    let Some(&vihl) = frame.get(l3 + ipv4::field::VER_IHL) else {
         return false;
     };
     let ihl = (vihl & 0xf) as usize * 4;
-    frame.get(l3 + 9) == Some(&1) && frame.get(l3 + ihl) == Some(&8)
+    frame.get(l3 + ipv4::field::PROTOCOL) == Some(&ipv4::PROTO_ICMP)
+        && frame.get(l3 + ihl) == Some(&icmp::TYPE_ECHO_REQUEST)
 }
 
 impl State {
