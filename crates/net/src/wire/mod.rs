@@ -77,3 +77,42 @@ pub(crate) fn put16(b: &mut [u8], at: usize, v: u16) {
 pub(crate) fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ip_packet;
+
+    /// Ethernet (optionally tagged) + `labels` (S bit on the last) + `ip`.
+    fn frame(ethertype: u16, tag: bool, labels: &[u32], ip: &[u8]) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+        if tag {
+            f.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+        }
+        f.extend_from_slice(&ethertype.to_be_bytes());
+        for (i, l) in labels.iter().enumerate() {
+            let s = u32::from(i + 1 == labels.len());
+            f.extend_from_slice(&((l << 12) | (s << 8) | 64).to_be_bytes());
+        }
+        f.extend_from_slice(ip);
+        f
+    }
+
+    #[test]
+    fn the_ip_packet_below_a_tag_and_labels_or_none() {
+        let ip4 = [0x45u8; 20];
+        let ip6 = [0x60u8; 40];
+        assert_eq!(ip_packet(&frame(0x0800, false, &[], &ip4)), Some(&ip4[..]));
+        assert_eq!(ip_packet(&frame(0x0800, true, &[], &ip4)), Some(&ip4[..]));
+        assert_eq!(ip_packet(&frame(0x86dd, false, &[], &ip6)), Some(&ip6[..]));
+        assert_eq!(
+            ip_packet(&frame(0x8847, true, &[1000, 2000], &ip4)),
+            Some(&ip4[..])
+        );
+        assert_eq!(ip_packet(&frame(0x0806, false, &[], &ip4)), None, "ARP");
+        assert_eq!(ip_packet(&[0u8; 10]), None, "shorter than Ethernet");
+        let no_bottom = frame(0x8847, false, &[1000], &[]);
+        let mut cut = no_bottom.clone();
+        cut[16] &= !1; // clear the S bit: the stack never ends
+        assert_eq!(ip_packet(&cut), None, "label stack without a bottom");
+    }
+}
