@@ -6,109 +6,20 @@
 //! skips criterion and prints the TSC figures alone (`PIPELINE_CASE=mpls_swap` and
 //! `PIPELINE_ROUNDS=N` run one case longer, e.g. under `perf record`).
 
+mod fixture;
+
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
-use net::fib::{
-    Adjacency, Fib, FibBuilder, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode,
-};
+use fixture::{case, fib, pipeline, BURST};
 use net::packet::VecBuf;
-use net::pipeline::{LocalAddrs, Pipeline, PipelineConfig, Verdict};
+use net::pipeline::Verdict;
 use std::hint::black_box;
 use std::time::Duration;
 
-const BURST: usize = 32;
-
-fn adj(port: u16, labels: &[u32]) -> Adjacency {
-    Adjacency::new(
-        port,
-        1500,
-        [10, 0, 0, 2],
-        Some([2, 0, 0, 0, 0, 2]),
-        [2, 0, 0, 0, 0, 1],
-        labels,
-    )
-}
-
-fn fib() -> Fib {
-    let mut b = FibBuilder::new();
-    let swap = b.add_adjacency(adj(1, &[200]));
-    let plain = b.add_adjacency(adj(2, &[]));
-    let push2 = b.add_adjacency(adj(3, &[1000, 2000]));
-    let e = |op, nh| LabelEntry {
-        op,
-        next_hop: nh,
-        ttl_mode: TtlMode::Uniform,
-    };
-    b.add_label(100, e(LabelOp::Swap, Some(NextHop::Adjacency(swap))))
-        .unwrap();
-    b.add_label(110, e(LabelOp::Pop, Some(NextHop::Adjacency(plain))))
-        .unwrap();
-    let r = |a| Ipv4Route {
-        target: RouteTarget::NextHop(NextHop::Adjacency(a)),
-        ttl_mode: TtlMode::Uniform,
-    };
-    b.add_ipv4_route(0xcb00_7100, 24, r(plain)).unwrap(); // 203.0.113.0/24
-    b.add_ipv4_route(0xcb00_7200, 24, r(push2)).unwrap(); // 203.0.114.0/24
-    b.build(1)
-}
-
-/// A 64-byte-class IPv4/UDP datagram (46 bytes of IP) to `dst`, flow `i`.
-fn ipv4(dst: [u8; 4], i: usize) -> Vec<u8> {
-    let mut ip = vec![0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 7];
-    ip.extend_from_slice(&dst);
-    ip.extend_from_slice(&(1024 + i as u16).to_be_bytes());
-    ip.extend_from_slice(&[0, 53, 0, 26, 0, 0]);
-    ip.resize(46, 0xab);
-    let mut s: u32 = ip[..20]
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(s as u16)).to_be_bytes());
-    ip
-}
-
-fn frame(ethertype: u16, labels: &[u32], ip: &[u8]) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 9];
-    f.extend_from_slice(&ethertype.to_be_bytes());
-    for (k, l) in labels.iter().enumerate() {
-        let s = (k + 1 == labels.len()) as u32;
-        f.extend_from_slice(&((l << 12) | (s << 8) | 64).to_be_bytes());
-    }
-    f.extend_from_slice(ip);
-    f
-}
-
-/// The router: port 0 (where the bursts arrive) has the MAC the frames are sent to.
-fn pipeline() -> Pipeline {
-    let local = LocalAddrs::new(
-        &[[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 1, 1]],
-        [[10, 0, 0, 1], [192, 0, 2, 1]],
-    );
-    Pipeline::new(PipelineConfig::default(), local)
-}
-
 fn cases() -> Vec<(&'static str, Vec<VecBuf>)> {
-    let burst = |f: &dyn Fn(usize) -> Vec<u8>| (0..BURST).map(|i| VecBuf::new(&f(i))).collect();
-    vec![
-        (
-            "mpls_swap",
-            burst(&|i| frame(0x8847, &[100], &ipv4([203, 0, 113, 9], i))),
-        ),
-        (
-            "mpls_php_pop",
-            burst(&|i| frame(0x8847, &[110], &ipv4([203, 0, 113, 9], i))),
-        ),
-        (
-            "ler_push2",
-            burst(&|i| frame(0x0800, &[], &ipv4([203, 0, 114, 9], i))),
-        ),
-        (
-            "ipv4_forward",
-            burst(&|i| frame(0x0800, &[], &ipv4([203, 0, 113, 9], i))),
-        ),
-    ]
+    ["mpls_swap", "mpls_php_pop", "ler_push2", "ipv4_forward"]
+        .into_iter()
+        .map(|n| (n, case(n).expect("a fixture case")))
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
