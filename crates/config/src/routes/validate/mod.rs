@@ -157,6 +157,39 @@ impl<'c> Validator<'c> {
         id
     }
 
+    /// A route for a port's connected subnet or local address (`what`), either family.
+    fn installed_automatically(
+        &self,
+        mark: Mark,
+        path: &dyn Fn() -> String,
+        c: impl std::fmt::Display,
+        what: &str,
+        port: &str,
+    ) {
+        self.err(
+            mark,
+            path(),
+            format!("{c} is {what} of port `{port}`, which is installed automatically"),
+            Some("remove this route".to_string()),
+        );
+    }
+
+    /// A prefix of either family defined twice (first at line `first`).
+    fn duplicate(
+        &self,
+        mark: Mark,
+        path: &dyn Fn() -> String,
+        c: impl std::fmt::Display,
+        first: u32,
+    ) {
+        self.err(
+            mark,
+            path(),
+            format!("duplicate prefix {c} (first defined at line {first})"),
+            Some("keep one of the two routes; use `nexthops` for ECMP".to_string()),
+        );
+    }
+
     /// `path` is rendered only for an error: a full view adds a million prefixes.
     fn add_prefix(&mut self, prefix: Spanned<Cidr>, path: &dyn Fn() -> String, spec: Option<u32>) {
         let c = prefix.value;
@@ -184,30 +217,12 @@ impl<'c> Validator<'c> {
                     } else {
                         continue;
                     };
-                    self.err(
-                        prefix.mark,
-                        path(),
-                        format!(
-                            "{c} is {what} of port `{}`, which is installed automatically",
-                            p.name
-                        ),
-                        Some("remove this route".to_string()),
-                    );
-                    return;
+                    return self.installed_automatically(prefix.mark, path, c, what, &p.name);
                 }
             }
         }
         if let Some(first) = self.prefixes.get(&c) {
-            self.err(
-                prefix.mark,
-                path(),
-                format!(
-                    "duplicate prefix {c} (first defined at line {})",
-                    first.line
-                ),
-                Some("keep one of the two routes; use `nexthops` for ECMP".to_string()),
-            );
-            return;
+            return self.duplicate(prefix.mark, path, c, first.line);
         }
         self.prefixes.insert(c, prefix.mark);
         if let Some(id) = spec {
@@ -242,30 +257,12 @@ impl<'c> Validator<'c> {
                     } else {
                         continue;
                     };
-                    self.err(
-                        prefix.mark,
-                        path(),
-                        format!(
-                            "{c} is {what} of port `{}`, which is installed automatically",
-                            p.name
-                        ),
-                        Some("remove this route".to_string()),
-                    );
-                    return;
+                    return self.installed_automatically(prefix.mark, path, c, what, &p.name);
                 }
             }
         }
         if let Some(first) = self.prefixes6.get(&c) {
-            self.err(
-                prefix.mark,
-                path(),
-                format!(
-                    "duplicate prefix {c} (first defined at line {})",
-                    first.line
-                ),
-                Some("keep one of the two routes; use `nexthops` for ECMP".to_string()),
-            );
-            return;
+            return self.duplicate(prefix.mark, path, c, first.line);
         }
         self.prefixes6.insert(c, prefix.mark);
         if let Some(id) = spec {
