@@ -10,7 +10,7 @@ use net::pipeline::DropReason;
 
 /// Room for the drop reasons: the pipeline's ([`DropReason`], by index) then the
 /// runtime's own ([`RuntimeDrop`]).
-pub const MAX_DROP_REASONS: usize = 32;
+pub const MAX_DROP_REASONS: usize = 40;
 
 /// Drops the worker decides itself, outside the pipeline. Counted in the same per-reason
 /// array, after the pipeline's reasons.
@@ -180,7 +180,7 @@ impl WorkerCounters {
 }
 
 /// Plain totals, summable across workers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WorkerTotals {
     pub rx_packets: u64,
     pub tx_packets: u64,
@@ -196,6 +196,28 @@ pub struct WorkerTotals {
     pub busy_cycles: u64,
     pub forwarding_cycles: u64,
     pub idle_cycles: u64,
+}
+
+impl Default for WorkerTotals {
+    // By hand: `Default` is derived for arrays of at most 32 elements.
+    fn default() -> WorkerTotals {
+        WorkerTotals {
+            rx_packets: 0,
+            tx_packets: 0,
+            tx_refused: 0,
+            forwarded: 0,
+            injected: 0,
+            slow_path: 0,
+            punt_overflow: 0,
+            punt_overflow_control: 0,
+            drops: [0; MAX_DROP_REASONS],
+            bursts: 0,
+            burst_sizes: [0; BURST_BUCKETS.len()],
+            busy_cycles: 0,
+            forwarding_cycles: 0,
+            idle_cycles: 0,
+        }
+    }
 }
 
 impl WorkerTotals {

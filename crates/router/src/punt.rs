@@ -50,7 +50,7 @@ fn ipv4_proto(frame: &[u8]) -> Option<u8> {
 /// The class of a packet punted for `reason`.
 pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
     match reason {
-        PuntReason::Arp | PuntReason::LinkLocalMulticast => PuntClass::Control,
+        PuntReason::Arp | PuntReason::LinkLocalMulticast | PuntReason::Ndp => PuntClass::Control,
         PuntReason::LocalDelivery => match ipv4_proto(frame) {
             Some(p) if p != PROTO_ICMP => PuntClass::Control,
             _ => PuntClass::Data,
@@ -121,7 +121,12 @@ pub fn admission(
             None => Admission::Budgeted(Budget::Glean),
         },
         PuntReason::ArpNeeded { adj } => incomplete(Mark::Adj(adj)),
-        PuntReason::RouterAlert | PuntReason::IpOptions => Admission::Budgeted(Budget::Other),
+        // IPv6 (issue #20): NDP is budgeted as ARP, no-route errors as the slow path's
+        // other work until the IPv6 slow path gives them their own budgets.
+        PuntReason::Ndp => Admission::Budgeted(Budget::Arp),
+        PuntReason::RouterAlert | PuntReason::IpOptions | PuntReason::Unreachable { .. } => {
+            Admission::Budgeted(Budget::Other)
+        }
     }
 }
 

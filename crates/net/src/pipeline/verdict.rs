@@ -88,6 +88,12 @@ reasons! {
         /// IPv4 packet from outside with one of the router's own addresses as source
         /// (spoofed or looped; RFC 1812 §5.3.7).
         OwnSource => "own_source",
+        /// IPv6 version or payload length invalid, or more extension headers than the
+        /// walk allows (RFC 8200).
+        BadIpv6Header => "bad_ipv6_header",
+        /// IPv6 link-local source or destination (fe80::/10) that would leave its link:
+        /// never forwarded (RFC 4291 §2.5.6).
+        LinkLocalScope => "link_local_scope",
     }
 }
 
@@ -116,6 +122,12 @@ pub enum PuntReason {
     /// `classify::is_isis_frame`): control traffic for the port's control interface (see
     /// `classify::is_control_multicast`).
     LinkLocalMulticast,
+    /// IPv6 Neighbor Discovery (RFC 4861: RS, RA, NS, NA, redirect) for the router, with
+    /// hop limit 255: the slow path answers or learns from it.
+    Ndp,
+    /// IPv6 with no route: send ICMPv6 destination unreachable, no route (RFC 4443 §3.1;
+    /// source: the address of `in_port`).
+    Unreachable { in_port: u16 },
 }
 
 impl PuntReason {
@@ -130,6 +142,8 @@ impl PuntReason {
         "glean",
         "ip_options",
         "link_local_multicast",
+        "ndp",
+        "unreachable",
     ];
     /// Number of kinds (size of a per-reason counter array).
     pub const COUNT: usize = PuntReason::NAMES.len();
@@ -146,6 +160,8 @@ impl PuntReason {
             PuntReason::Glean { .. } => 6,
             PuntReason::IpOptions => 7,
             PuntReason::LinkLocalMulticast => 8,
+            PuntReason::Ndp => 9,
+            PuntReason::Unreachable { .. } => 10,
         }
     }
 
@@ -176,7 +192,7 @@ mod tests {
             "frag_needed"
         );
         assert_eq!(
-            PuntReason::LinkLocalMulticast.index(),
+            PuntReason::Unreachable { in_port: 0 }.index(),
             PuntReason::COUNT - 1
         );
     }

@@ -356,9 +356,11 @@ impl State {
             PuntReason::ArpNeeded { .. } | PuntReason::Glean { .. } => {
                 self.route(fib, mbuf, in_port, Verdict::SlowPath(reason));
             }
-            PuntReason::RouterAlert | PuntReason::IpOptions => {
-                self.discard(mbuf, SlowDrop::Unhandled)
-            }
+            // IPv6's NDP and unreachable errors: not handled yet (issue #20), counted.
+            PuntReason::RouterAlert
+            | PuntReason::IpOptions
+            | PuntReason::Ndp
+            | PuntReason::Unreachable { .. } => self.discard(mbuf, SlowDrop::Unhandled),
         }
     }
 
