@@ -7,10 +7,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, is_root, sh, TempDir};
+use common::{is_root, sh, KillOnDrop, Launch, Router, TempDir};
 
 /// Host namespace `h` and router namespace `r`, a veth between them; removed on drop.
 struct Pair {
@@ -76,77 +76,14 @@ fn config(dir: &TempDir, prefix: &str) -> std::path::PathBuf {
     p
 }
 
-/// The router in its namespace, stopped with SIGTERM (by PID) on drop.
-struct Router {
-    child: Option<Child>,
-    log: std::path::PathBuf,
+/// The router in namespace `ns` with config `cfg`, stdout in `log` (stderr next to it,
+/// `.err`); not waited for (each test waits for the line it needs).
+fn start_router(ns: &str, cfg: &std::path::Path, log: std::path::PathBuf) -> Router {
+    Router::spawn(&Launch::new(cfg, 60.0).netns(ns).log(log))
 }
 
-impl Router {
-    fn start(ns: &str, cfg: &std::path::Path, log: std::path::PathBuf) -> Router {
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(bin())
-            .args([
-                "run",
-                "--stats-interval",
-                "0",
-                "--duration",
-                "60",
-                "--config",
-            ])
-            .arg(cfg)
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
-            .spawn()
-            .unwrap();
-        Router {
-            child: Some(child),
-            log,
-        }
-    }
-
-    fn output(&self) -> String {
-        let out = std::fs::read_to_string(&self.log).unwrap_or_default();
-        out + &std::fs::read_to_string(self.log.with_extension("err")).unwrap_or_default()
-    }
-
-    fn wait_for(&self, text: &str) {
-        let start = Instant::now();
-        while !self.output().contains(text) {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "router never printed {text:?}:\n{}",
-                self.output()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn stop(&mut self) -> String {
-        if let Some(mut c) = self.child.take() {
-            common::stop(&mut c);
-        }
-        self.output()
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            common::signal(c.id(), "TERM");
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(10) {
-                if c.try_wait().ok().flatten().is_some() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
+/// How long a test waits for a line of the router's output.
+const WAIT: Duration = Duration::from_secs(20);
 
 const SERVER: &str = "import socket,sys\n\
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
@@ -165,7 +102,7 @@ fn tcp_through_the_tap(p: &Pair, r: &Router) {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let mut server = scopeguard(server);
+    let mut server = KillOnDrop(Some(server));
     wait_listening(&p.r, "10.1.0.1:1790");
     let out = p.exec(&p.h, &["python3", "-c", CLIENT]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -175,7 +112,7 @@ fn tcp_through_the_tap(p: &Pair, r: &Router) {
         String::from_utf8_lossy(&out.stderr),
         r.output()
     );
-    common::wait_bounded(&mut server.0, Duration::from_secs(15));
+    common::wait_bounded(server.0.as_mut().unwrap(), Duration::from_secs(15));
 }
 
 /// Waits (bounded, 10 s) until a TCP socket listens on `addr` in namespace `ns`: a
@@ -195,28 +132,9 @@ fn wait_listening(ns: &str, addr: &str) {
     panic!("nothing listens on {addr} in {ns} after 10 s");
 }
 
-/// Kills the child (by PID) if a test panics before it ends.
-struct Guard(Child);
-fn scopeguard(c: Child) -> Guard {
-    Guard(c)
-}
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 /// The router's metrics page, fetched inside its namespace.
 fn scrape(p: &Pair, r: &Router) -> String {
-    let out = r.output();
-    let url = out
-        .lines()
-        .find_map(|l| l.strip_prefix("metrics: "))
-        .unwrap_or_else(|| panic!("no metrics address:\n{out}"))
-        .to_string();
+    let url = r.metrics_url();
     let got = p.exec(&p.r, &["curl", "-sf", &url]);
     String::from_utf8_lossy(&got.stdout).into_owned()
 }
@@ -301,8 +219,8 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         let out = p.exec(&p.r, &["cat", "/sys/class/net/r-h1/address"]);
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
-    let mut r = Router::start(&p.r, &config(&dir, &p.r), dir.path("r.log"));
-    r.wait_for("control interface \"mr-h1\"");
+    let mut r = start_router(&p.r, &config(&dir, &p.r), dir.path("r.log"));
+    r.wait_for("control interface \"mr-h1\"", WAIT);
 
     // Twin: the port's MAC and MTU, its address, up.
     let link = link_json(&p, "link");
@@ -344,9 +262,12 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         text.replace("[10.1.0.1/24]", "[10.1.0.1/24, 10.3.0.1/24]"),
     )
     .unwrap();
-    common::signal(r.child.as_ref().unwrap().id(), "HUP");
-    r.wait_for("reload: generation");
-    r.wait_for("port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.3.0.1/24]: applied");
+    assert!(r.signal("HUP"), "kill -HUP failed");
+    r.wait_for("reload: generation", WAIT);
+    r.wait_for(
+        "port \"h1\": addresses [10.1.0.1/24] -> [10.1.0.1/24, 10.3.0.1/24]: applied",
+        WAIT,
+    );
     assert_eq!(
         link_json(&p, "link"),
         ifindex,
@@ -386,8 +307,11 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     // Removed again: the TAP drops it, the router stops answering for it (neither ARP
     // nor, with the host's neighbour entry set by hand, echo).
     std::fs::write(&cfg, &text).unwrap();
-    common::signal(r.child.as_ref().unwrap().id(), "HUP");
-    r.wait_for("port \"h1\": addresses [10.1.0.1/24, 10.3.0.1/24] -> [10.1.0.1/24]: applied");
+    assert!(r.signal("HUP"), "kill -HUP failed");
+    r.wait_for(
+        "port \"h1\": addresses [10.1.0.1/24, 10.3.0.1/24] -> [10.1.0.1/24]: applied",
+        WAIT,
+    );
     assert_eq!(tap_v4(&p), ["10.1.0.1"]);
     sh(&["ip", "-n", &p.h, "neigh", "flush", "dev", "eth0"]);
     assert!(!ping(&p, "10.3.0.1"), "a removed address still answers");
@@ -456,7 +380,7 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     // Deleted from outside: logged, recreated with its settings, working again.
     let old_ifindex = tap_ifindex(&p);
     sh(&["ip", "-n", &p.r, "link", "del", "mr-h1"]);
-    r.wait_for("control interface \"mr-h1\" recreated");
+    r.wait_for("control interface \"mr-h1\" recreated", WAIT);
     let addr = link_json(&p, "addr");
     assert!(addr.contains("\"local\":\"10.1.0.1\""), "{addr}");
     tcp_through_the_tap(&p, &r);
@@ -466,7 +390,7 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     // can name the port).
     let new_ifindex = tap_ifindex(&p);
     assert_ne!(new_ifindex, old_ifindex);
-    r.wait_for("ifindex map refreshed");
+    r.wait_for("ifindex map refreshed", WAIT);
     fpm_route_over(&p, new_ifindex as u32);
     let start = Instant::now();
     let metrics = loop {
@@ -518,12 +442,8 @@ fn a_control_interface_name_that_is_taken_stops_startup_naming_the_port() {
     sh(&[
         "ip", "-n", &p.r, "link", "add", "mr-h1", "type", "veth", "peer", "name", "mr-h1p",
     ]);
-    let mut r = Router::start(&p.r, &config(&dir, &p.r), dir.path("r.log"));
-    let c = r.child.as_mut().unwrap();
-    common::wait_bounded(c, Duration::from_secs(30));
-    let status = c.wait().unwrap();
-    r.child = None;
-    let out = r.output();
+    let mut r = start_router(&p.r, &config(&dir, &p.r), dir.path("r.log"));
+    let (status, out) = r.wait_exit(Duration::from_secs(30));
     assert!(!status.success(), "{out}");
     assert!(
         out.contains("port \"h1\": cannot create control interface \"mr-h1\"")
@@ -604,16 +524,16 @@ fn the_control_interface_carrier_follows_the_port_link() {
         ),
     )
     .unwrap();
-    let mut r = Router::start(&ns, &cfg, dir.path("r.log"));
-    r.wait_for("control interface \"mr-t\"");
+    let mut r = start_router(&ns, &cfg, dir.path("r.log"));
+    r.wait_for("control interface \"mr-t\"", WAIT);
     let wire = format!("dt-{ns}");
     wait_carrier(&ns, true, &r);
     sh(&["ip", "-n", &ns, "link", "set", &wire, "down"]);
     wait_carrier(&ns, false, &r);
-    r.wait_for("cpif: \"mr-t\": port link down");
+    r.wait_for("cpif: \"mr-t\": port link down", WAIT);
     sh(&["ip", "-n", &ns, "link", "set", &wire, "up"]);
     wait_carrier(&ns, true, &r);
-    r.wait_for("cpif: \"mr-t\": port link up");
+    r.wait_for("cpif: \"mr-t\": port link up", WAIT);
     let log = r.stop();
     assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
     assert!(!log.contains("cannot set the carrier"), "{log}");

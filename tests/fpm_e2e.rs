@@ -16,7 +16,7 @@ use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, is_root, sh, tshark, TempDir};
+use common::{bin, is_root, sh, tshark, Launch, Router, TempDir};
 use fpm::encode::{self, path};
 use fpm::msg::{Key, NexthopBody, Path, RouteBody};
 use traffic::FrameSpec;
@@ -25,32 +25,25 @@ fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
     u32::from_be_bytes([a, b, c, d])
 }
 
-fn kill_term(c: &mut Child) {
-    common::stop(c);
-}
-
 /// Three namespaces: host A - router - host B, removed (and every child stopped) on drop.
 struct Net {
     r: String,
     a: String,
     b: String,
     children: Vec<Child>,
+    _ns: common::Netns,
 }
 
 impl Net {
     fn new() -> Net {
-        let p = format!("fpm{}", std::process::id() % 100000);
-        let (r, a, b) = (format!("{p}-r"), format!("{p}-a"), format!("{p}-b"));
-        for n in [&r, &a, &b] {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-            sh(&["ip", "netns", "add", n]);
-            sh(&["ip", "-n", n, "link", "set", "lo", "up"]);
-        }
+        let mut ns = common::Netns::new("fpm");
+        let (r, a, b) = (ns.add("r"), ns.add("a"), ns.add("b"));
         let net = Net {
             r,
             a,
             b,
             children: Vec::new(),
+            _ns: ns,
         };
         net.link(&net.a, "ha", "02:00:00:00:00:02", "ri", "02:00:00:00:00:01");
         net.link(&net.b, "hb", "02:00:00:00:01:02", "ro", "02:00:00:00:01:01");
@@ -119,20 +112,7 @@ impl Net {
 impl Drop for Net {
     fn drop(&mut self) {
         for c in &mut self.children {
-            if c.try_wait().ok().flatten().is_none() {
-                common::signal(c.id(), "TERM");
-                let start = Instant::now();
-                while start.elapsed() < Duration::from_secs(10)
-                    && c.try_wait().ok().flatten().is_none()
-                {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-        for n in [&self.r, &self.a, &self.b] {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
+            common::router::terminate(c, Duration::from_secs(10));
         }
     }
 }
@@ -364,26 +344,13 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
     let log = dir.path("router.log");
     let cfg_path = dir.path("startup.yaml");
     let bin = bin();
-    let router = net.spawn(
-        &net.r.clone(),
-        &[
-            bin.to_str().unwrap(),
-            "run",
-            "--stats-interval",
-            "0",
-            "--duration",
-            "120",
-            "--config",
-            cfg_path.to_str().unwrap(),
-        ],
-        false,
-        &log,
-    );
+    let launch = Launch::new(&cfg_path, 120.0)
+        .netns(&net.r)
+        .log(log.clone())
+        .ready(Some("fpm: listening on"), Duration::from_secs(20));
+    // Declared after `net`, so dropped (stopped) before its namespaces go.
+    let mut router = Router::start(&launch);
     let out = || std::fs::read_to_string(&log).unwrap_or_default();
-    wait_for(
-        || out().contains("fpm: listening on"),
-        "the router's FPM listener",
-    );
     let pcap = dir.path("out.pcap");
     let tcpdump = net.spawn(
         &net.b.clone(),
@@ -570,8 +537,8 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(200));
-    kill_term(&mut net.children[tcpdump]);
-    kill_term(&mut net.children[router]);
+    common::stop(&mut net.children[tcpdump]);
+    router.stop();
     let s = seen(&pcap);
     let at = |id: u16| s.get(&id).cloned();
 

@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 use harness::{unavailable, wait_until, Frr, FrrConfig, Iface};
 use hosts::Hosts;
 use oracle::Expect;
-use router::Router;
 use scenario::{
     all_dropped, converge, frr_settled, lab, oracle, ports, round, world, Lab, TARGETS,
 };
@@ -373,7 +372,7 @@ fn ping_flood_loses_nothing_through_zebra_kill_and_restart() {
         "{{listen: 127.0.0.1:2620, hold_time_s: {hold_s}, interfaces: {{port0: in, port1: out1}}}}"
     );
     let dir = frr.dir.clone();
-    let mut router = Router::start(&frr.ns, &dir, &ports, &fpm, "neighbors: []\n");
+    let mut router = router::start(&frr.ns, &dir, &ports, &fpm, "neighbors: []\n");
     frr.start_zebra();
     frr.start_staticd();
     wait_until(

@@ -13,7 +13,7 @@ mod common;
 #[path = "frr/harness.rs"]
 mod harness;
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use harness::{sh, unavailable, wait_until, Frr, FrrConfig};
@@ -109,20 +109,12 @@ fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
     p
 }
 
-fn file_contains(p: &std::path::Path, what: &str) -> Result<(), String> {
-    let s = std::fs::read_to_string(p).unwrap_or_default();
-    if s.contains(what) {
-        Ok(())
-    } else {
-        Err(s)
-    }
-}
-
-/// Builds A - R - B with addresses, the router running in R; no FRR daemon yet.
-fn topology() -> (Side, Side, Frr) {
+/// Builds A - R - B with addresses, the router running in R; no FRR daemon yet. (Bind
+/// the router last: it drops, and stops, before the namespaces go.)
+fn topology() -> (Side, Side, Frr, common::Router) {
     let a = Frr::new("oa", &[], frr_config());
     let b = Frr::new("ob", &[], frr_config());
-    let mut r = Frr::new("or", &[], frr_config());
+    let r = Frr::new("or", &[], frr_config());
     common::veth(&a.ns, "a-r", &r.ns, "r-a", Default::default());
     common::veth(&b.ns, "b-r", &r.ns, "r-b", Default::default());
     for (f, i, ip, lo, gw) in [
@@ -152,31 +144,15 @@ fn topology() -> (Side, Side, Frr) {
             &format!("net.ipv4.conf.{i}.rp_filter=1"),
         ]);
     }
-    let log = r.path("router.out");
-    let child: Child = r
-        .exec(&[
-            common::bin().to_str().unwrap(),
-            "run",
-            "--stats-interval",
-            "0",
-        ])
-        .args(["--duration", "110", "--config"])
-        .arg(router_config(&r.dir, &r.ns))
-        // The slow path takes data-queue packets slowly (2 ms each), so the test's
-        // flood outruns it for its whole length, as a line-rate flood outruns a real
-        // slow path: without the control queue, the hellos would be lost with it.
-        .env("MPLSROUTER_TEST_FAULT", "slow-data")
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(Stdio::from(
-            std::fs::File::create(r.path("router.err")).unwrap(),
-        ))
-        .spawn()
-        .expect("start mplsrouter");
-    r.others.push(child);
-    wait_until("the router's FPM listener", Duration::from_secs(20), || {
-        file_contains(&log, "fpm: listening")
-            .map_err(|o| o + &std::fs::read_to_string(r.path("router.err")).unwrap_or_default())
-    });
+    // The slow path takes data-queue packets slowly (2 ms each), so the test's flood
+    // outruns it for its whole length, as a line-rate flood outruns a real slow path:
+    // without the control queue, the hellos would be lost with it.
+    let launch = common::Launch::new(&router_config(&r.dir, &r.ns), 110.0)
+        .netns(&r.ns)
+        .log(r.path("router.out"))
+        .ready(Some("fpm: listening"), Duration::from_secs(20))
+        .env("MPLSROUTER_TEST_FAULT", "slow-data");
+    let router = common::Router::start(&launch);
     for i in ["mr-a", "mr-b"] {
         r.add_mpls_conf(i);
     }
@@ -185,6 +161,7 @@ fn topology() -> (Side, Side, Frr) {
         side(a, "a-r", "10.0.1.1", "10.255.0.1"),
         side(b, "b-r", "10.0.0.1", "10.255.0.3"),
         r,
+        router,
     )
 }
 
@@ -684,7 +661,7 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
         eprintln!("SKIPPED: FRR tests {why}");
         return;
     }
-    let (mut a, mut b, mut r) = topology();
+    let (mut a, mut b, mut r, mut router) = topology();
     start_frr(&mut a, &mut b, &mut r);
     // FRR's and the router's logs for a failure message (a closure per call: R changes).
     macro_rules! logs {
@@ -765,9 +742,7 @@ fn ospf_and_ldp_through_the_control_interfaces_and_label_switching_in_the_data_p
     probe_through(&a, &b, b.lo, &r, Some(labels[1]), "r-a", logs!());
 
     // The router stops cleanly; its summary shows what the flood did.
-    let router = r.others.pop().expect("the router");
-    harness::stop(router, false);
-    let out = std::fs::read_to_string(r.path("router.out")).unwrap();
+    let out = router.stop();
     for l in out.lines().filter(|l| {
         l.starts_with("workers:") || l.starts_with("control interfaces:") || l.starts_with("port ")
     }) {

@@ -7,10 +7,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use common::{bin, is_root, sh, TempDir};
+use common::{is_root, sh, Launch, Router, TempDir};
 
 /// Namespaces created by one test, removed on drop (their veths go with them).
 struct Topo {
@@ -37,111 +37,42 @@ impl Topo {
     }
 }
 
-/// A router process in a namespace, stopped with SIGTERM on drop.
-struct Router {
-    child: Option<Child>,
-    log: std::path::PathBuf,
-}
-
-impl Router {
-    fn start(
-        ns: &str,
-        dir: &TempDir,
-        name: &str,
-        ports: &[(&str, &str, &str)],
-        routes: &str,
-    ) -> Router {
-        let ports: Vec<_> = ports.iter().map(|&(p, i, a)| (p, i, a, "")).collect();
-        Router::start_with(ns, dir, name, &ports, routes)
-    }
-
-    /// [`Router::start`] with more keys for each port (`, promiscuous: true`).
-    fn start_with(
-        ns: &str,
-        dir: &TempDir,
-        name: &str,
-        ports: &[(&str, &str, &str, &str)],
-        routes: &str,
-    ) -> Router {
-        let mut cfg = format!(
-            "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-{name}}}\nports:\n"
+/// The router of namespace `ns`: ports `(name, iface, address, extra keys)` on
+/// af_packet, `routes` as its routes file; started and ready (its first table).
+fn start_router(
+    ns: &str,
+    dir: &TempDir,
+    name: &str,
+    ports: &[(&str, &str, &str, &str)],
+    routes: &str,
+) -> Router {
+    let mut cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-{name}}}\nports:\n"
+    );
+    for (i, (pname, iface, addr, extra)) in ports.iter().enumerate() {
+        cfg += &format!(
+            "  - {{name: {pname}, vdev: \"net_af_packet_{name}{i},iface={iface}\", addresses: [{addr}]{extra}}}\n"
         );
-        for (i, (pname, iface, addr, extra)) in ports.iter().enumerate() {
-            cfg += &format!(
-                "  - {{name: {pname}, vdev: \"net_af_packet_{name}{i},iface={iface}\", addresses: [{addr}]{extra}}}\n"
-            );
-        }
-        cfg += "routes: ROUTES\nmetrics_listen: 127.0.0.1:0\nidle: {backoff: {}}\n";
-        let routes_path = dir.path(&format!("{name}-routes.yaml"));
-        std::fs::write(&routes_path, routes).unwrap();
-        let cfg = cfg.replace("ROUTES", &routes_path.display().to_string());
-        let cfg_path = dir.path(&format!("{name}.yaml"));
-        std::fs::write(&cfg_path, cfg).unwrap();
-        let log = dir.path(&format!("{name}.log"));
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(bin())
-            .args([
-                "run",
-                "--stats-interval",
-                "0",
-                "--duration",
-                "120",
-                "--config",
-            ])
-            .arg(&cfg_path)
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let r = Router {
-            child: Some(child),
-            log,
-        };
-        r.wait_for("tables: generation");
-        r
     }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn wait_for(&self, text: &str) {
-        let start = Instant::now();
-        while !self.output().contains(text) {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "router never printed {text:?}:\n{}",
-                self.output()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Stops the router (SIGTERM) and returns its output.
-    fn stop(&mut self) -> String {
-        if let Some(mut c) = self.child.take() {
-            common::stop(&mut c);
-        }
-        self.output()
-    }
+    cfg += "routes: ROUTES\nmetrics_listen: 127.0.0.1:0\nidle: {backoff: {}}\n";
+    let routes_path = dir.path(&format!("{name}-routes.yaml"));
+    std::fs::write(&routes_path, routes).unwrap();
+    let cfg = cfg.replace("ROUTES", &routes_path.display().to_string());
+    let cfg_path = dir.path(&format!("{name}.yaml"));
+    std::fs::write(&cfg_path, cfg).unwrap();
+    Router::start(&Launch::new(&cfg_path, 120.0).netns(ns))
 }
 
-impl Drop for Router {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            common::signal(c.id(), "TERM");
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_secs(10) {
-                if c.try_wait().ok().flatten().is_some() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
+/// [`start_router`] with no extra keys on any port.
+fn start(
+    ns: &str,
+    dir: &TempDir,
+    name: &str,
+    ports: &[(&str, &str, &str)],
+    routes: &str,
+) -> Router {
+    let ports: Vec<_> = ports.iter().map(|&(p, i, a)| (p, i, a, "")).collect();
+    start_router(ns, dir, name, &ports, routes)
 }
 
 #[test]
@@ -157,7 +88,7 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
     t.link(&h2, "eth0", &r, "r-h2");
     t.host(&h1, "eth0", "10.1.0.2/24", "10.1.0.1");
     t.host(&h2, "eth0", "10.2.0.2/24", "10.2.0.1");
-    let mut router = Router::start(
+    let mut router = start(
         &r,
         &dir,
         "r",
@@ -220,7 +151,7 @@ fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
     t.link(&h2, "eth0", &r, "r-h2");
     t.host(&h1, "eth0", "10.1.0.2/24", "10.1.0.1");
     t.host(&h2, "eth0", "10.2.0.2/24", "10.2.0.1");
-    let mut router = Router::start_with(
+    let mut router = start_router(
         &r,
         &dir,
         "r",
@@ -284,7 +215,7 @@ fn lsp(tag: &str) -> Lsp {
     t.host(&h1, "eth0", "10.1.0.2/24", "10.1.0.1");
     t.host(&h2, "eth0", "10.2.0.2/24", "10.2.0.1");
     let routers = vec![
-        Router::start(
+        start(
             &r1,
             &dir,
             "r1",
@@ -294,7 +225,7 @@ fn lsp(tag: &str) -> Lsp {
             ],
             R1_ROUTES,
         ),
-        Router::start(
+        start(
             &r2,
             &dir,
             "r2",
@@ -304,7 +235,7 @@ fn lsp(tag: &str) -> Lsp {
             ],
             R2_ROUTES,
         ),
-        Router::start(
+        start(
             &r3,
             &dir,
             "r3",

@@ -3,8 +3,11 @@
 #![allow(dead_code)]
 
 pub mod oracles;
+pub mod router;
 #[allow(unused_imports)]
 pub use oracles::{arp_frame, checksum, fill_ipv4_checksum, into_echo_request, promtool_check};
+#[allow(unused_imports)]
+pub use router::{Launch, Router};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -172,6 +175,25 @@ pub fn sh(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Kills (by PID) and reaps a child process when dropped: a helper process a test
+/// started (a server, a capture) never outlives a failed assertion.
+pub struct KillOnDrop(pub Option<Child>);
+
+impl KillOnDrop {
+    pub fn id(&self) -> u32 {
+        self.0.as_ref().expect("child running").id()
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Whether the tests run as root (network namespaces need it; CI runs as root).
 pub fn is_root() -> bool {
     Command::new("id")
@@ -230,12 +252,16 @@ impl Drop for Netns {
     }
 }
 
-/// The one way a test stops a router it started: SIGTERM (a clean stop: the summary is
-/// printed, pcap files are flushed), then a bounded wait (killed, and the test fails,
-/// past 20 s).
+/// Stops a child the way [`Router::stop`] does, for one started without it: SIGTERM by
+/// PID (a clean stop: the summary is printed, pcap files are flushed), then a bounded
+/// wait (SIGKILL by PID, and the test fails, past 20 s); the exit status is not judged.
 pub fn stop(child: &mut Child) {
-    signal(child.id(), "TERM");
-    wait_bounded(child, Duration::from_secs(20));
+    let pid = child.id();
+    signal(pid, "TERM");
+    let limit = router::STOP_LIMIT;
+    if router::reap_within(child, pid, limit).is_none() {
+        panic!("mplsrouter did not stop within {limit:?}");
+    }
 }
 
 /// `ping EXTRA... DST` run in namespace `ns`.

@@ -4,12 +4,12 @@
 //! `fpm:` section.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::bin;
-use crate::harness::{sh, stop, wait_until};
+use crate::common::{bin, Launch};
+use crate::harness::{sh, wait_until};
 use crate::hosts::{link, Hosts};
 
 /// The hosts behind the router's ports (they answer its ARP with these MACs).
@@ -138,89 +138,26 @@ pub fn fpm_unsupported() -> Option<String> {
     }
 }
 
-pub struct Router {
-    child: Option<Child>,
-    pub log: PathBuf,
-    pub dir: PathBuf,
-}
+/// The kit's live router (stopped, also on drop, the kit's one way).
+pub use crate::common::Router;
 
-impl Router {
-    /// Starts the router in `ns` with `ports` (YAML list items) and `fpm` as its `fpm:`
-    /// section (flow YAML) and `routes` as its routes file. Waits for its first table.
-    pub fn start(ns: &str, dir: &Path, ports: &str, fpm: &str, routes: &str) -> Router {
-        std::fs::write(dir.join("routes.yaml"), routes).unwrap();
-        let cfg = format!(
-            "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-r}}\n\
-             ports:\n{ports}\
-             routes: routes.yaml\n\
-             metrics_listen: 127.0.0.1:0\n\
-             idle: {{backoff: {{}}}}\n\
-             fpm: {fpm}\n"
-        );
-        let cfg_path = dir.join("router.yaml");
-        std::fs::write(&cfg_path, cfg).unwrap();
-        let log = dir.join("router.log");
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(bin())
-            .args([
-                "run",
-                "--stats-interval",
-                "0",
-                "--duration",
-                "150",
-                "--config",
-            ])
-            .arg(&cfg_path)
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::from(
-                std::fs::File::create(dir.join("router.err")).unwrap(),
-            ))
-            .spawn()
-            .expect("start mplsrouter");
-        let mut r = Router {
-            child: Some(child),
-            log,
-            dir: dir.to_path_buf(),
-        };
-        r.wait_for("tables: generation", Duration::from_secs(30));
-        r
-    }
-
-    pub fn output(&self) -> String {
-        let out = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let err = std::fs::read_to_string(self.dir.join("router.err")).unwrap_or_default();
-        format!("{out}{err}")
-    }
-
-    pub fn wait_for(&mut self, text: &str, limit: Duration) {
-        let start = Instant::now();
-        while !self.output().contains(text) {
-            if let Some(st) = self.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
-                panic!("router exited ({st}) before {text:?}:\n{}", self.output());
-            }
-            assert!(
-                start.elapsed() < limit,
-                "router never printed {text:?}:\n{}",
-                self.output()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Stops the router (SIGTERM) and returns its output.
-    pub fn stop(&mut self) -> String {
-        if let Some(c) = self.child.take() {
-            stop(c, false);
-        }
-        self.output()
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        if let Some(c) = self.child.take() {
-            stop(c, false);
-        }
-    }
+/// Starts the router in `ns` with `ports` (YAML list items) and `fpm` as its `fpm:`
+/// section (flow YAML) and `routes` as its routes file. Waits for its first table.
+pub fn start(ns: &str, dir: &Path, ports: &str, fpm: &str, routes: &str) -> Router {
+    std::fs::write(dir.join("routes.yaml"), routes).unwrap();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-r}}\n\
+         ports:\n{ports}\
+         routes: routes.yaml\n\
+         metrics_listen: 127.0.0.1:0\n\
+         idle: {{backoff: {{}}}}\n\
+         fpm: {fpm}\n"
+    );
+    let cfg_path = dir.join("router.yaml");
+    std::fs::write(&cfg_path, cfg).unwrap();
+    let launch = Launch::new(&cfg_path, 150.0)
+        .netns(ns)
+        .log(dir.join("router.log"))
+        .ready(Some("tables: generation"), Duration::from_secs(30));
+    Router::start(&launch)
 }

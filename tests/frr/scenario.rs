@@ -177,7 +177,7 @@ pub fn lab(tag: &str, hold: Duration, answer_arp: bool, routes: &str) -> Lab {
     let dir = frr.dir.clone();
     let mut hosts = Hosts::new(&format!("frr{tag}"));
     let ports = router::probe_ports(&frr.ns, &dir, &mut hosts, &mut frr.others, answer_arp);
-    let router = Router::start(&frr.ns, &dir, &ports, &fpm, routes);
+    let router = router::start(&frr.ns, &dir, &ports, &fpm, routes);
     let outputs = ["out1", "out2"]
         .iter()
         .map(|p| (p.to_string(), frr.path(&format!("{p}.pcap"))))

@@ -3,101 +3,37 @@
 //! so a failing assertion leaves no process behind.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
-use crate::common::bin;
+use crate::common::{Launch, Router};
 
-/// Kills and reaps a child process when dropped.
-pub struct KillOnDrop(pub Option<Child>);
+#[allow(unused_imports)]
+pub use crate::common::KillOnDrop;
 
-impl KillOnDrop {
-    pub fn id(&self) -> u32 {
-        self.0.as_ref().expect("child running").id()
-    }
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// One running `mplsrouter run`.
+/// One running `mplsrouter run` on the host, its metrics endpoint known: the test kit's
+/// [`Router`] (which stops it, also on drop) with scrapes.
 pub struct LiveRouter {
-    child: KillOnDrop,
+    router: Router,
     /// host:port of the metrics endpoint.
     pub metrics: String,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-}
-
-fn collect(
-    r: impl Read + Send + 'static,
-    into: Arc<Mutex<String>>,
-    lines: Option<mpsc::Sender<String>>,
-) {
-    std::thread::spawn(move || {
-        for l in BufReader::new(r).lines() {
-            let Ok(l) = l else { break };
-            into.lock().unwrap().push_str(&format!("{l}\n"));
-            if let Some(tx) = &lines {
-                let _ = tx.send(l);
-            }
-        }
-    });
 }
 
 impl LiveRouter {
     /// Starts the router (stopping by itself after `max_secs` at the latest) and waits for
     /// its metrics line.
     pub fn start(config: &Path, max_secs: f64) -> LiveRouter {
-        let mut child = Command::new(bin())
-            .args(["run", "--config"])
-            .arg(config)
-            .args(["--duration", &max_secs.to_string(), "--stats-interval", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mplsrouter");
-        let (stdout, stderr) = (Arc::default(), Arc::default());
-        let (tx, rx) = mpsc::channel();
-        collect(child.stdout.take().unwrap(), Arc::clone(&stdout), Some(tx));
-        collect(child.stderr.take().unwrap(), Arc::clone(&stderr), None);
-        let child = KillOnDrop(Some(child));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let metrics = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(l) => {
-                    if let Some(a) = l.strip_prefix("metrics: http://") {
-                        break a.trim_end_matches("/metrics").to_string();
-                    }
-                }
-                Err(_) => panic!(
-                    "the router printed no metrics address:\n{}\n{}",
-                    stdout.lock().unwrap(),
-                    stderr.lock().unwrap()
-                ),
-            }
-        };
-        LiveRouter {
-            child,
-            metrics,
-            stdout,
-            stderr,
-        }
+        let launch =
+            Launch::new(config, max_secs).ready(Some("metrics: http://"), Duration::from_secs(20));
+        let router = Router::start(&launch);
+        let metrics = router.metrics_addr();
+        LiveRouter { router, metrics }
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.router.pid()
     }
 
     /// The body of `GET /metrics`.
@@ -109,34 +45,12 @@ impl LiveRouter {
 
     /// Everything the router printed so far (stdout, then stderr).
     pub fn output(&self) -> String {
-        format!(
-            "{}{}",
-            self.stdout.lock().unwrap(),
-            self.stderr.lock().unwrap()
-        )
+        self.router.output()
     }
 
     /// Sends SIGTERM (a clean stop: pcap files are flushed) and waits up to `limit`.
     pub fn stop(mut self, limit: Duration) -> (ExitStatus, String) {
-        assert!(
-            crate::common::signal(self.pid(), "TERM"),
-            "kill -TERM failed"
-        );
-        let start = Instant::now();
-        let child = self.child.0.as_mut().unwrap();
-        loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                // Let the reader threads drain the pipes.
-                std::thread::sleep(Duration::from_millis(50));
-                return (s, self.output());
-            }
-            assert!(
-                start.elapsed() < limit,
-                "the router did not stop within {limit:?} of SIGTERM:\n{}",
-                self.output()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.router.stop_within(limit)
     }
 }
 
