@@ -1,7 +1,7 @@
 //! ICMPv4 (RFC 792) with the RFC 4884 extension structure and the RFC 4950 MPLS label
 //! stack object.
 
-use super::icmp_ext::{emit_mpls_extension, extension_len, padded_original_len};
+use super::icmp_ext::{echo_word, emit_body, message_len};
 pub use super::icmp_ext::{
     CLASS_MPLS_STACK, CTYPE_INCOMING_STACK, EXTENSION_VERSION, ORIGINAL_LEN_WITH_EXTENSION,
 };
@@ -139,10 +139,10 @@ impl<'a> Icmpv4Repr<'a> {
     fn parts(&self) -> (u8, u8, [u8; 4], &'a [u8], Option<&'a [u8]>) {
         match *self {
             Icmpv4Repr::EchoRequest { ident, seq, data } => {
-                (TYPE_ECHO_REQUEST, 0, echo_rest(ident, seq), data, None)
+                (TYPE_ECHO_REQUEST, 0, echo_word(ident, seq), data, None)
             }
             Icmpv4Repr::EchoReply { ident, seq, data } => {
-                (TYPE_ECHO_REPLY, 0, echo_rest(ident, seq), data, None)
+                (TYPE_ECHO_REPLY, 0, echo_word(ident, seq), data, None)
             }
             Icmpv4Repr::TimeExceeded {
                 code,
@@ -170,10 +170,7 @@ impl<'a> Icmpv4Repr<'a> {
     /// Bytes [`Self::emit`] writes.
     pub fn buffer_len(&self) -> usize {
         let (_, _, _, body, mpls) = self.parts();
-        match mpls {
-            None => HEADER_LEN + body.len(),
-            Some(s) => HEADER_LEN + padded_original_len(body.len(), 4) + extension_len(s),
-        }
+        message_len(HEADER_LEN, body.len(), mpls, 4)
     }
 
     /// Writes the message with a valid checksum (and extension checksum) into `buf`.
@@ -185,24 +182,14 @@ impl<'a> Icmpv4Repr<'a> {
         buf[0] = ty;
         buf[1] = code;
         buf[4..8].copy_from_slice(&rest);
-        buf[HEADER_LEN..HEADER_LEN + body.len()].copy_from_slice(body);
-        if let Some(stack) = mpls {
-            let orig = padded_original_len(body.len(), 4);
-            if orig / 4 > u8::MAX as usize {
-                return Err(WireError::Malformed("original datagram too long"));
-            }
-            buf[5] = (orig / 4) as u8;
-            emit_mpls_extension(&mut buf[HEADER_LEN + orig..], stack)?;
+        let words = emit_body(&mut buf[HEADER_LEN..], body, mpls, 4)?;
+        if mpls.is_some() {
+            buf[5] = words;
         }
         let c = checksum::compute(buf);
         put16(buf, 2, c);
         Ok(len)
     }
-}
-
-fn echo_rest(ident: u16, seq: u16) -> [u8; 4] {
-    let (i, s) = (ident.to_be_bytes(), seq.to_be_bytes());
-    [i[0], i[1], s[0], s[1]]
 }
 
 #[cfg(test)]

@@ -30,6 +30,40 @@ pub fn extension_len(stack: &[u8]) -> usize {
     EXT_HEADER_LEN + OBJ_HEADER_LEN + stack.len()
 }
 
+/// Bytes of a message of the 8-byte header (`header`), `original` and, with `stack`, the
+/// padding to [`padded_original_len`] and the extension.
+pub fn message_len(header: usize, original: usize, stack: Option<&[u8]>, unit: usize) -> usize {
+    match stack {
+        None => header + original,
+        Some(s) => header + padded_original_len(original, unit) + extension_len(s),
+    }
+}
+
+/// Writes `original` at the start of `body` (the message after its header, sized by
+/// [`message_len`]) and, with `stack`, the extension after the padded original. Returns
+/// the RFC 4884 length of the original datagram field in units of `unit` bytes (0: no
+/// extension), which the caller stores in its header.
+pub fn emit_body(
+    body: &mut [u8],
+    original: &[u8],
+    stack: Option<&[u8]>,
+    unit: usize,
+) -> Result<u8> {
+    body[..original.len()].copy_from_slice(original);
+    let Some(stack) = stack else { return Ok(0) };
+    let orig = padded_original_len(original.len(), unit);
+    let units = u8::try_from(orig / unit)
+        .map_err(|_| WireError::Malformed("original datagram too long"))?;
+    emit_mpls_extension(&mut body[orig..], stack)?;
+    Ok(units)
+}
+
+/// The type-specific word of an echo request or reply: identifier, then sequence number.
+pub fn echo_word(ident: u16, seq: u16) -> [u8; 4] {
+    let (i, s) = (ident.to_be_bytes(), seq.to_be_bytes());
+    [i[0], i[1], s[0], s[1]]
+}
+
 /// Writes the extension header and the RFC 4950 object (raw label stack entries) at the
 /// start of `ext`, which must be exactly [`extension_len`] bytes, with its checksum.
 pub fn emit_mpls_extension(ext: &mut [u8], stack: &[u8]) -> Result<()> {

@@ -3,7 +3,7 @@
 //! messages of [`super::ndp`]. The checksum covers the RFC 8200 §8.1 pseudo-header, so
 //! emitting and verifying take the source and destination addresses.
 
-use super::icmp_ext::{emit_mpls_extension, extension_len, padded_original_len, parse_extension};
+use super::icmp_ext::{echo_word, emit_body, message_len, parse_extension};
 use super::ndp::NdpRepr;
 use super::{be16, checksum, put16, Result, WireError};
 
@@ -198,16 +198,12 @@ impl<'a> Icmpv6Repr<'a> {
 
     /// Type, code, type-specific word, body and label stack of the non-NDP messages.
     fn parts(&self) -> Option<Parts<'a>> {
-        let echo = |i: u16, s: u16| {
-            let (i, s) = (i.to_be_bytes(), s.to_be_bytes());
-            [i[0], i[1], s[0], s[1]]
-        };
         Some(match *self {
             Icmpv6Repr::EchoRequest { ident, seq, data } => {
-                (TYPE_ECHO_REQUEST, 0, echo(ident, seq), data, None)
+                (TYPE_ECHO_REQUEST, 0, echo_word(ident, seq), data, None)
             }
             Icmpv6Repr::EchoReply { ident, seq, data } => {
-                (TYPE_ECHO_REPLY, 0, echo(ident, seq), data, None)
+                (TYPE_ECHO_REPLY, 0, echo_word(ident, seq), data, None)
             }
             Icmpv6Repr::DstUnreachable {
                 code,
@@ -241,10 +237,7 @@ impl<'a> Icmpv6Repr<'a> {
     pub fn buffer_len(&self) -> usize {
         match (self, self.parts()) {
             (Icmpv6Repr::Ndp(n), _) => n.buffer_len(),
-            (_, Some((_, _, _, body, None))) => HEADER_LEN + body.len(),
-            (_, Some((_, _, _, body, Some(s)))) => {
-                HEADER_LEN + padded_original_len(body.len(), 8) + extension_len(s)
-            }
+            (_, Some((_, _, _, body, mpls))) => message_len(HEADER_LEN, body.len(), mpls, 8),
             (_, None) => unreachable!("parts() is None only for NDP"),
         }
     }
@@ -261,14 +254,9 @@ impl<'a> Icmpv6Repr<'a> {
                 buf[field::TYPE] = ty;
                 buf[field::CODE] = code;
                 buf[field::WORD].copy_from_slice(&word);
-                buf[HEADER_LEN..HEADER_LEN + body.len()].copy_from_slice(body);
-                if let Some(stack) = mpls {
-                    let orig = padded_original_len(body.len(), 8);
-                    if orig / 8 > u8::MAX as usize {
-                        return Err(WireError::Malformed("original datagram too long"));
-                    }
-                    buf[field::ORIG_LEN] = (orig / 8) as u8;
-                    emit_mpls_extension(&mut buf[HEADER_LEN + orig..], stack)?;
+                let words = emit_body(&mut buf[HEADER_LEN..], body, mpls, 8)?;
+                if mpls.is_some() {
+                    buf[field::ORIG_LEN] = words;
                 }
             }
             (_, None) => unreachable!("parts() is None only for NDP"),

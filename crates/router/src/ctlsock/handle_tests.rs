@@ -216,9 +216,7 @@ fn routes_fpm_installed_say_so_and_filter_by_source() {
 fn label_entries_one_and_all() {
     let (h, fib) = setup();
     let r = ask(&h, &fib, r#"{"cmd":"show_mpls","label":1000}"#);
-    let Some(Reply::Mpls(m)) = r.result else {
-        panic!("{r:?}")
-    };
+    let m = mpls(r);
     assert_eq!(
         m.entries,
         [LabelView {
@@ -238,9 +236,7 @@ fn label_entries_one_and_all() {
         }]
     );
     let r = ask(&h, &fib, r#"{"cmd":"show_mpls"}"#);
-    let Some(Reply::Mpls(m)) = r.result else {
-        panic!("{r:?}")
-    };
+    let m = mpls(r);
     let l: Vec<(u32, &str)> = m
         .entries
         .iter()
@@ -248,9 +244,7 @@ fn label_entries_one_and_all() {
         .collect();
     assert_eq!(l, [(1000, "swap"), (1001, "pop_and_lookup"), (1002, "pop")]);
     let r = ask(&h, &fib, r#"{"cmd":"show_mpls","limit":1,"after":1000}"#);
-    let Some(Reply::Mpls(m)) = r.result else {
-        panic!("{r:?}")
-    };
+    let m = mpls(r);
     assert_eq!((m.entries[0].label, m.next_after), (1001, Some(1001)));
 }
 
@@ -258,9 +252,7 @@ fn label_entries_one_and_all() {
 fn neighbours_static_resolved_and_incomplete() {
     let (h, fib) = setup();
     let r = ask(&h, &fib, r#"{"cmd":"show_neighbors"}"#);
-    let Some(Reply::Neighbors { neighbors }) = r.result else {
-        panic!("{r:?}")
-    };
+    let neighbors = neighbors(r);
     let n: Vec<(&str, Option<&str>, &str, &str)> = neighbors
         .iter()
         .map(|n| {
@@ -320,9 +312,7 @@ fn neighbours_of_the_slow_path_with_state_and_age() {
         e(0x0a00_0102, Some([2, 0, 0, 0, 9, 9]), Resolved, 1),
     ]);
     let r = h.handle(br#"{"cmd":"show_neighbors"}"#, &fib, &live);
-    let Some(Reply::Neighbors { neighbors }) = r.result else {
-        panic!("{r:?}")
-    };
+    let neighbors = neighbors(r);
     let n: Vec<(&str, Option<&str>, &str, &str, u64)> = neighbors
         .iter()
         .map(|n| {
@@ -363,6 +353,36 @@ fn lookup(h: &Handler, fib: &Fib, req: LookupRequest) -> LookupReply {
     }
 }
 
+/// A lookup of a plain IPv4 packet to `dst`.
+fn to_dst(dst: &str) -> LookupRequest {
+    LookupRequest {
+        dst: Some(dst.into()),
+        ..Default::default()
+    }
+}
+
+/// A lookup of a packet under the single label `label`.
+fn to_label(label: u32) -> LookupRequest {
+    LookupRequest {
+        label: Some(label),
+        ..Default::default()
+    }
+}
+
+fn mpls(r: Response) -> MplsReply {
+    match r.result {
+        Some(Reply::Mpls(m)) => m,
+        other => panic!("not label entries: {other:?} ({:?})", r.error),
+    }
+}
+
+fn neighbors(r: Response) -> Vec<NeighborView> {
+    match r.result {
+        Some(Reply::Neighbors { neighbors }) => neighbors,
+        other => panic!("not neighbours: {other:?} ({:?})", r.error),
+    }
+}
+
 #[test]
 fn lookup_names_route_member_rewrite_and_port() {
     let (h, fib) = setup();
@@ -370,9 +390,8 @@ fn lookup_names_route_member_rewrite_and_port() {
         &h,
         &fib,
         LookupRequest {
-            dst: Some("198.51.100.200".into()),
             ttl: Some(10),
-            ..Default::default()
+            ..to_dst("198.51.100.200")
         },
     );
     assert_eq!(l.verdict, "forward");
@@ -400,9 +419,8 @@ fn lookup_names_route_member_rewrite_and_port() {
             &h,
             &fib,
             LookupRequest {
-                dst: Some("203.0.113.9".into()),
                 sport: Some(sport),
-                ..Default::default()
+                ..to_dst("203.0.113.9")
             },
         );
         let hop = l.next_hop.expect("the member is named");
@@ -415,56 +433,27 @@ fn lookup_names_route_member_rewrite_and_port() {
 #[test]
 fn lookup_of_labels_drops_and_punts() {
     let (h, fib) = setup();
-    let l = lookup(
-        &h,
-        &fib,
-        LookupRequest {
-            label: Some(1000),
-            ..Default::default()
-        },
-    );
+    let l = lookup(&h, &fib, to_label(1000));
     assert_eq!(l.label_entry.unwrap().label, 1000);
     assert_eq!((l.out_labels[0].label, l.out_labels[0].ttl), (2000, 63));
     let l = lookup(
         &h,
         &fib,
         LookupRequest {
-            label: Some(1001),
             dst: Some("198.51.100.7".into()),
-            ..Default::default()
+            ..to_label(1001)
         },
     );
     assert_eq!(l.route.unwrap().prefix, "198.51.100.0/24");
     assert_eq!((l.out_labels.len(), l.out_ip_ttl), (0, Some(63)));
-    let l = lookup(
-        &h,
-        &fib,
-        LookupRequest {
-            label: Some(5000),
-            ..Default::default()
-        },
-    );
+    let l = lookup(&h, &fib, to_label(5000));
     assert_eq!(
         (l.verdict.as_str(), l.reason.as_deref()),
         ("drop", Some("no_label"))
     );
-    let l = lookup(
-        &h,
-        &fib,
-        LookupRequest {
-            dst: Some("8.8.8.8".into()),
-            ..Default::default()
-        },
-    );
+    let l = lookup(&h, &fib, to_dst("8.8.8.8"));
     assert_eq!(l.reason.as_deref(), Some("no_route"));
-    let l = lookup(
-        &h,
-        &fib,
-        LookupRequest {
-            dst: Some("10.9.1.1".into()),
-            ..Default::default()
-        },
-    );
+    let l = lookup(&h, &fib, to_dst("10.9.1.1"));
     assert_eq!(
         (l.verdict.as_str(), l.reason.as_deref()),
         ("slow_path", Some("arp_needed"))
@@ -473,9 +462,8 @@ fn lookup_of_labels_drops_and_punts() {
         &h,
         &fib,
         LookupRequest {
-            dst: Some("198.51.100.7".into()),
             ttl: Some(1),
-            ..Default::default()
+            ..to_dst("198.51.100.7")
         },
     );
     assert_eq!(l.reason.as_deref(), Some("ttl_expired"));

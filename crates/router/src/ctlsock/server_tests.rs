@@ -41,21 +41,7 @@ fn dir(tag: &str) -> PathBuf {
 }
 
 fn serve(path: &std::path::Path) -> CtlSock {
-    let rcu = Arc::new(Rcu::new(Fib::empty(), 2));
-    let h = Handler {
-        port_names: vec!["in".into()],
-        port_macs: vec![[2, 0, 0, 0, 0, 1]],
-        pipeline: Pipeline::new(
-            PipelineConfig::default(),
-            net::pipeline::LocalAddrs::new(&[[2, 0, 0, 0, 0, 1]], []),
-        ),
-        book: Arc::default(),
-        statics: Arc::default(),
-    };
-    Bound::bind(path)
-        .unwrap()
-        .serve(h, NoLive, &rcu, None)
-        .unwrap()
+    serve_bound(Bound::bind(path).unwrap())
 }
 
 fn connect(path: &std::path::Path) -> (UnixStream, BufReader<UnixStream>) {
