@@ -10,7 +10,7 @@ mod common;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{is_root, sh, KillOnDrop, Launch, Router, TempDir};
+use common::{ip_in, is_root, sysctl, KillOnDrop, Launch, Router, TempDir};
 
 /// Host namespace `h` and router namespace `r`, a veth between them; removed on drop.
 struct Pair {
@@ -25,29 +25,17 @@ impl Pair {
         let (h, r) = (ns.add("h"), ns.add("r"));
         let p = Pair { h, r, _ns: ns };
         common::veth(&p.h, "eth0", &p.r, "r-h1", Default::default());
-        sh(&[
-            "ip",
-            "-n",
-            &p.h,
-            "addr",
-            "add",
-            "10.1.0.2/24",
-            "dev",
-            "eth0",
-        ]);
+        ip_in(&p.h, &["addr", "add", "10.1.0.2/24", "dev", "eth0"]);
         // The veth the af_packet port wraps is also a kernel interface of the router's
         // namespace: it must not answer ARP or accept packets for the TAP's addresses
         // itself (a NIC bound to vfio-pci has no such twin).
-        sh(&[
-            "ip",
-            "netns",
-            "exec",
+        sysctl(
             &p.r,
-            "sysctl",
-            "-qw",
-            "net.ipv4.conf.r-h1.arp_ignore=1",
-            "net.ipv4.conf.r-h1.rp_filter=1",
-        ]);
+            &[
+                "net.ipv4.conf.r-h1.arp_ignore=1",
+                "net.ipv4.conf.r-h1.rp_filter=1",
+            ],
+        );
         p
     }
 
@@ -275,25 +263,8 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     );
     assert_eq!(tap_v4(&p), ["10.1.0.1", "10.3.0.1"]);
     // The kernel behind the TAP answers no ARP here: a reply is the router's own.
-    sh(&[
-        "ip",
-        "netns",
-        "exec",
-        &p.r,
-        "sysctl",
-        "-qw",
-        "net.ipv4.conf.mr-h1.arp_ignore=8",
-    ]);
-    sh(&[
-        "ip",
-        "-n",
-        &p.h,
-        "addr",
-        "add",
-        "10.3.0.2/24",
-        "dev",
-        "eth0",
-    ]);
+    sysctl(&p.r, &["net.ipv4.conf.mr-h1.arp_ignore=8"]);
+    ip_in(&p.h, &["addr", "add", "10.3.0.2/24", "dev", "eth0"]);
     assert!(
         ping(&p, "10.3.0.1"),
         "no echo reply from the new address\n{}",
@@ -313,39 +284,25 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
         WAIT,
     );
     assert_eq!(tap_v4(&p), ["10.1.0.1"]);
-    sh(&["ip", "-n", &p.h, "neigh", "flush", "dev", "eth0"]);
+    ip_in(&p.h, &["neigh", "flush", "dev", "eth0"]);
     assert!(!ping(&p, "10.3.0.1"), "a removed address still answers");
     assert_eq!(
         host_neighbor(&p, "10.3.0.1"),
         None,
         "ARP answered for a removed address"
     );
-    sh(&[
-        "ip", "-n", &p.h, "neigh", "replace", "10.3.0.1", "lladdr", &port_mac, "dev", "eth0",
-    ]);
+    ip_in(
+        &p.h,
+        &[
+            "neigh", "replace", "10.3.0.1", "lladdr", &port_mac, "dev", "eth0",
+        ],
+    );
     assert!(
         !ping(&p, "10.3.0.1"),
         "a removed address still answers echo"
     );
-    sh(&[
-        "ip",
-        "-n",
-        &p.h,
-        "addr",
-        "del",
-        "10.3.0.2/24",
-        "dev",
-        "eth0",
-    ]);
-    sh(&[
-        "ip",
-        "netns",
-        "exec",
-        &p.r,
-        "sysctl",
-        "-qw",
-        "net.ipv4.conf.mr-h1.arp_ignore=0",
-    ]);
+    ip_in(&p.h, &["addr", "del", "10.3.0.2/24", "dev", "eth0"]);
+    sysctl(&p.r, &["net.ipv4.conf.mr-h1.arp_ignore=0"]);
     tcp_through_the_tap(&p, &r);
     // The router still answers echo requests itself.
     let out = p.exec(
@@ -359,7 +316,7 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
     );
 
     // A frame the port cannot carry: the kernel is told a bigger MTU from outside.
-    sh(&["ip", "-n", &p.r, "link", "set", "mr-h1", "mtu", "4000"]);
+    ip_in(&p.r, &["link", "set", "mr-h1", "mtu", "4000"]);
     let _ = p.exec(
         &p.r,
         &["ping", "-c", "1", "-W", "1", "-s", "3000", "10.1.0.2"],
@@ -379,7 +336,7 @@ fn the_control_interface_twins_the_port_carries_tcp_and_survives_deletion() {
 
     // Deleted from outside: logged, recreated with its settings, working again.
     let old_ifindex = tap_ifindex(&p);
-    sh(&["ip", "-n", &p.r, "link", "del", "mr-h1"]);
+    ip_in(&p.r, &["link", "del", "mr-h1"]);
     r.wait_for("control interface \"mr-h1\" recreated", WAIT);
     let addr = link_json(&p, "addr");
     assert!(addr.contains("\"local\":\"10.1.0.1\""), "{addr}");
@@ -439,9 +396,12 @@ fn a_control_interface_name_that_is_taken_stops_startup_naming_the_port() {
     }
     let dir = TempDir::new("cpif-taken");
     let p = Pair::new("cpb");
-    sh(&[
-        "ip", "-n", &p.r, "link", "add", "mr-h1", "type", "veth", "peer", "name", "mr-h1p",
-    ]);
+    ip_in(
+        &p.r,
+        &[
+            "link", "add", "mr-h1", "type", "veth", "peer", "name", "mr-h1p",
+        ],
+    );
     let mut r = start_router(&p.r, &config(&dir, &p.r), dir.path("r.log"));
     let (status, out) = r.wait_exit(Duration::from_secs(30));
     assert!(!status.success(), "{out}");
@@ -528,10 +488,10 @@ fn the_control_interface_carrier_follows_the_port_link() {
     r.wait_for("control interface \"mr-t\"", WAIT);
     let wire = format!("dt-{ns}");
     wait_carrier(&ns, true, &r);
-    sh(&["ip", "-n", &ns, "link", "set", &wire, "down"]);
+    ip_in(&ns, &["link", "set", &wire, "down"]);
     wait_carrier(&ns, false, &r);
     r.wait_for("cpif: \"mr-t\": port link down", WAIT);
-    sh(&["ip", "-n", &ns, "link", "set", &wire, "up"]);
+    ip_in(&ns, &["link", "set", &wire, "up"]);
     wait_carrier(&ns, true, &r);
     r.wait_for("cpif: \"mr-t\": port link up", WAIT);
     let log = r.stop();

@@ -16,7 +16,7 @@ use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, is_root, sh, tshark, Launch, Router, TempDir};
+use common::{bin, ip_in, is_root, sh, tshark, Launch, Router, TempDir};
 use fpm::encode::{self, path};
 use fpm::msg::{Key, NexthopBody, Path, RouteBody};
 use traffic::FrameSpec;
@@ -47,36 +47,9 @@ impl Net {
         };
         net.link(&net.a, "ha", "02:00:00:00:00:02", "ri", "02:00:00:00:00:01");
         net.link(&net.b, "hb", "02:00:00:00:01:02", "ro", "02:00:00:00:01:01");
-        sh(&[
-            "ip",
-            "-n",
-            &net.a,
-            "addr",
-            "add",
-            "10.0.0.2/24",
-            "dev",
-            "ha",
-        ]);
-        sh(&[
-            "ip",
-            "-n",
-            &net.b,
-            "addr",
-            "add",
-            "10.0.1.2/24",
-            "dev",
-            "hb",
-        ]);
-        sh(&[
-            "ip",
-            "-n",
-            &net.b,
-            "addr",
-            "add",
-            "10.0.1.3/24",
-            "dev",
-            "hb",
-        ]);
+        ip_in(&net.a, &["addr", "add", "10.0.0.2/24", "dev", "ha"]);
+        ip_in(&net.b, &["addr", "add", "10.0.1.2/24", "dev", "hb"]);
+        ip_in(&net.b, &["addr", "add", "10.0.1.3/24", "dev", "hb"]);
         net
     }
 

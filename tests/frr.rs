@@ -86,6 +86,15 @@ fn installed_nexthops(routes: &serde_json::Value, prefix: &str) -> Option<Vec<(S
 /// (the fake /proc/sys/net/mpls), FRR installs the configured static routes and LSP, and a
 /// labelled route and an LSP reach FPM (they would not without the netlink shim: the
 /// kernel here rejects both, and zebra then never hands them to FPM).
+/// staticd's routes of the probe layout: one route out of each port, an ECMP pair over
+/// both, and a labelled one.
+const STATICS: &[&str] = &[
+    "ip route 192.0.2.0/24 10.0.1.2",
+    "ip route 198.51.100.0/24 10.0.1.2",
+    "ip route 198.51.100.0/24 10.0.2.2",
+    "ip route 203.0.113.0/24 10.0.2.2 label 100/200",
+];
+
 #[test]
 fn harness_runs_zebra_and_staticd_and_fpm_sees_labelled_routes() {
     let _serial = serial();
@@ -199,12 +208,7 @@ fn frr_routes_forward_through_router_and_follow_zebra() {
     let n = TARGETS.len();
 
     // 1. Routes appear (the LSPs came with zebra's config).
-    frr.configure(&[
-        "ip route 192.0.2.0/24 10.0.1.2",
-        "ip route 198.51.100.0/24 10.0.1.2",
-        "ip route 198.51.100.0/24 10.0.2.2",
-        "ip route 203.0.113.0/24 10.0.2.2 label 100/200",
-    ]);
+    frr.configure(STATICS);
     let full = frr_settled(&frr, "FRR installs everything", |e| {
         e.iter()
             .all(|x| matches!(x, Expect::Forward(h) if !h.is_empty()))
@@ -461,12 +465,7 @@ fn static_neighbours_serve_fpm_next_hops() {
         hosts: _hosts,
         frr,
     } = lab("n", Duration::from_secs(6), false, &routes);
-    frr.configure(&[
-        "ip route 192.0.2.0/24 10.0.1.2",
-        "ip route 198.51.100.0/24 10.0.1.2",
-        "ip route 198.51.100.0/24 10.0.2.2",
-        "ip route 203.0.113.0/24 10.0.2.2 label 100/200",
-    ]);
+    frr.configure(STATICS);
     let full = frr_settled(&frr, "FRR installs everything", |e| {
         e.iter()
             .all(|x| matches!(x, Expect::Forward(h) if !h.is_empty()))

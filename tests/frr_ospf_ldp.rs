@@ -16,6 +16,7 @@ mod harness;
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::{ip_in, sysctl};
 use harness::{sh, unavailable, wait_until, Frr, FrrConfig};
 use serde_json::Value;
 
@@ -121,28 +122,25 @@ fn topology() -> (Side, Side, Frr, common::Router) {
         (&a, "a-r", "10.0.1.1/24", "10.255.0.1/32", "10.0.1.2"),
         (&b, "b-r", "10.0.0.1/24", "10.255.0.3/32", "10.0.0.2"),
     ] {
-        sh(&["ip", "-n", &f.ns, "addr", "add", ip, "dev", i]);
-        sh(&["ip", "-n", &f.ns, "addr", "add", lo, "dev", "lo"]);
+        ip_in(&f.ns, &["addr", "add", ip, "dev", i]);
+        ip_in(&f.ns, &["addr", "add", lo, "dev", "lo"]);
         // zebra's kernel writes are swallowed by the shim: the hosts reach R's LDP
         // transport address by a kernel default route.
-        sh(&["ip", "-n", &f.ns, "route", "add", "default", "via", gw]);
+        ip_in(&f.ns, &["route", "add", "default", "via", gw]);
         f.add_mpls_conf(i);
     }
     // A owns the prefix it announces by BGP: its kernel sinks it (no loop back to R).
-    sh(&["ip", "-n", &a.ns, "route", "add", "blackhole", ANNOUNCED]);
+    ip_in(&a.ns, &["route", "add", "blackhole", ANNOUNCED]);
     // The veths the af_packet ports wrap are kernel interfaces of R too: they must not
     // answer ARP or take packets for the control interfaces' addresses.
     for i in ["r-a", "r-b"] {
-        sh(&[
-            "ip",
-            "netns",
-            "exec",
+        sysctl(
             &r.ns,
-            "sysctl",
-            "-qw",
-            &format!("net.ipv4.conf.{i}.arp_ignore=1"),
-            &format!("net.ipv4.conf.{i}.rp_filter=1"),
-        ]);
+            &[
+                &format!("net.ipv4.conf.{i}.arp_ignore=1"),
+                &format!("net.ipv4.conf.{i}.rp_filter=1"),
+            ],
+        );
     }
     // The slow path takes data-queue packets slowly (2 ms each), so the test's flood
     // outruns it for its whole length, as a line-rate flood outruns a real slow path:
@@ -225,30 +223,22 @@ fn isis_up(r: &Frr) -> Vec<String> {
 /// Waits for OSPF Full and LDP Operational with both neighbours; R's labels for A's and
 /// B's loopbacks, each learned from its owner as implicit null.
 fn converge(r: &Frr, want: &[String], logs: &dyn Fn() -> String) -> Vec<u32> {
-    let ok = wait_until_or(Duration::from_secs(40), || {
-        (ospf_full(r) == want).then_some(()).or_else(|| {
-            std::thread::sleep(Duration::from_millis(250));
-            None
-        })
-    });
-    assert!(
-        ok.is_some(),
-        "OSPF never Full with A and B: {:?}\n{}",
-        ospf_full(r),
-        logs()
-    );
-    let ok = wait_until_or(Duration::from_secs(40), || {
-        (ldp_operational(r) == want).then_some(()).or_else(|| {
-            std::thread::sleep(Duration::from_millis(250));
-            None
-        })
-    });
-    assert!(
-        ok.is_some(),
-        "LDP never Operational with A and B: {:?}\n{}",
-        ldp_operational(r),
-        logs()
-    );
+    let settle = |never: &str, state: fn(&Frr) -> Vec<String>| {
+        let ok = wait_until_or(Duration::from_secs(40), || {
+            (state(r) == want).then_some(()).or_else(|| {
+                std::thread::sleep(Duration::from_millis(250));
+                None
+            })
+        });
+        assert!(
+            ok.is_some(),
+            "{never} with A and B: {:?}\n{}",
+            state(r),
+            logs()
+        );
+    };
+    settle("OSPF never Full", ospf_full);
+    settle("LDP never Operational", ldp_operational);
     let mut labels = Vec::new();
     for lo in ["10.255.0.1/32", "10.255.0.3/32"] {
         let l = wait_until_or(Duration::from_secs(20), || {
@@ -591,8 +581,7 @@ fn control_ifindexes(r: &Frr) -> Vec<u64> {
         .iter()
         .map(|i| {
             let j: Value =
-                serde_json::from_str(&sh(&["ip", "-n", &r.ns, "-j", "link", "show", "dev", i]))
-                    .unwrap();
+                serde_json::from_str(&ip_in(&r.ns, &["-j", "link", "show", "dev", i])).unwrap();
             j[0]["ifindex"].as_u64().expect("an ifindex")
         })
         .collect()
@@ -615,15 +604,7 @@ fn a_reload_keeps_the_control_plane(
 ) {
     let (ifindexes, losses, n) = (control_ifindexes(r), adjacency_losses(r), file_reloads(r));
     // A sinks the file's prefix (it would send the probes back to R by its default).
-    sh(&[
-        "ip",
-        "-n",
-        &a.frr.ns,
-        "route",
-        "add",
-        "blackhole",
-        "192.0.2.0/24",
-    ]);
+    ip_in(&a.frr.ns, &["route", "add", "blackhole", "192.0.2.0/24"]);
     std::fs::write(
         r.path("routes.yaml"),
         "ipv4:\n  - prefix: 192.0.2.0/24\n    via: 10.0.1.1\n",

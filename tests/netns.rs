@@ -10,7 +10,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{is_root, sh, Launch, Router, TempDir};
+use common::{ip_in, is_root, Launch, Router, TempDir};
 
 /// Namespaces created by one test, removed on drop (their veths go with them).
 struct Topo {
@@ -32,8 +32,7 @@ impl Topo {
         common::veth(ns_a, a, ns_b, b, Default::default());
     }
     fn host(&self, ns: &str, iface: &str, addr: &str, gw: &str) {
-        sh(&["ip", "-n", ns, "addr", "add", addr, "dev", iface]);
-        sh(&["ip", "-n", ns, "route", "add", "default", "via", gw]);
+        common::host_addr(ns, iface, addr, gw);
     }
 }
 
@@ -128,13 +127,6 @@ fn two_hosts_ping_through_one_router_and_the_router_answers() {
     assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
 }
 
-/// The MAC of `iface` in `ns`.
-fn mac_of(ns: &str, iface: &str) -> String {
-    let out = sh(&["ip", "-n", ns, "-o", "link", "show", iface]);
-    let at = out.find("link/ether ").expect("an Ethernet interface") + "link/ether ".len();
-    out[at..at + 17].to_string()
-}
-
 /// Promiscuous mode only where the config asks for it; and an ICMP error the router
 /// originates towards a host it has no ARP entry for is sent once ARP resolves it (the
 /// slow path holds it as the router's own packet, not as one received from outside).
@@ -161,16 +153,17 @@ fn promiscuous_only_where_configured_and_held_icmp_is_sent_after_arp() {
         ],
         "{}\n",
     );
-    let flags = |i: &str| sh(&["ip", "-n", &r, "-o", "link", "show", i]);
+    let flags = |i: &str| ip_in(&r, &["-o", "link", "show", i]);
     assert!(!flags("r-h1").contains("PROMISC"), "{}", flags("r-h1"));
     assert!(flags("r-h2").contains("PROMISC"), "{}", flags("r-h2"));
 
     // h1 knows the router's MAC statically, so the router never hears from it by ARP:
     // the time exceeded it sends back needs a glean of 10.1.0.2 first.
-    let mac = mac_of(&r, "r-h1");
-    sh(&[
-        "ip", "-n", &h1, "neigh", "add", "10.1.0.1", "lladdr", &mac, "dev", "eth0",
-    ]);
+    let mac = common::mac_of(&r, "r-h1");
+    ip_in(
+        &h1,
+        &["neigh", "add", "10.1.0.1", "lladdr", &mac, "dev", "eth0"],
+    );
     let out = common::ping(&h1, "10.2.0.2", &["-c", "1", "-t", "1", "-W", "3"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -10,10 +10,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use common::{bin, sh, wait_bounded, Netns, TempDir};
+use common::{wait_bounded, Launch, Netns, Router, TempDir};
 
 fn can_run() -> bool {
     let root = Command::new("id")
@@ -30,35 +30,7 @@ fn can_run() -> bool {
 /// Host `h` (eth0, `addr`, default via `gw`) wired to `r_if` in namespace `r`.
 fn host(h: &str, r: &str, r_if: &str, addr: &str, gw: &str) {
     common::veth(h, "eth0", r, r_if, Default::default());
-    sh(&["ip", "-n", h, "addr", "add", addr, "dev", "eth0"]);
-    sh(&["ip", "-n", h, "route", "add", "default", "via", gw]);
-}
-
-fn mac_of(ns: &str, iface: &str) -> String {
-    let out = sh(&["ip", "-n", ns, "-o", "link", "show", iface]);
-    let at = out.find("link/ether ").expect("an Ethernet link") + "link/ether ".len();
-    out[at..at + 17].to_string()
-}
-
-/// The router, stopped (SIGTERM) and reaped on drop.
-struct Router(Option<Child>, std::path::PathBuf);
-
-impl Router {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.1).unwrap_or_default()
-    }
-    fn stop(&mut self) -> String {
-        if let Some(mut c) = self.0.take() {
-            common::stop(&mut c);
-        }
-        self.log()
-    }
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        self.stop();
-    }
+    common::host_addr(h, "eth0", addr, gw);
 }
 
 fn ping(ns: &str, dst: &str, count: &str) -> String {
@@ -81,8 +53,8 @@ fn spoofed_arp_does_not_move_a_static_neighbor_and_ageing_keeps_traffic() {
     let (h1, h2, r) = (ns.add("h1"), ns.add("h2"), ns.add("r"));
     host(&h1, &r, "r-h1", "10.1.0.2/24", "10.1.0.1");
     host(&h2, &r, "r-h2", "10.2.0.2/24", "10.2.0.1");
-    let h2_mac = mac_of(&h2, "eth0");
-    let r_mac = mac_of(&r, "r-h2");
+    let h2_mac = common::mac_of(&h2, "eth0");
+    let r_mac = common::mac_of(&r, "r-h2");
     let routes = format!("neighbors:\n  - {{ip: 10.2.0.2, mac: \"{h2_mac}\"}}\n");
     std::fs::write(dir.path("routes.yaml"), routes).unwrap();
     let cfg = format!(
@@ -94,33 +66,10 @@ fn spoofed_arp_does_not_move_a_static_neighbor_and_ageing_keeps_traffic() {
          arp: {{reachable_ms: 1000}}\n"
     );
     std::fs::write(dir.path("startup.yaml"), cfg).unwrap();
-    let log = dir.path("router.log");
-    let child = Command::new("ip")
-        .args(["netns", "exec", &r])
-        .arg(bin())
-        .args([
-            "run",
-            "--stats-interval",
-            "0",
-            "--duration",
-            "60",
-            "--config",
-        ])
-        .arg(dir.path("startup.yaml"))
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut router = Router(Some(child), log);
-    let start = Instant::now();
-    while !router.log().contains("tables: generation") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "{}",
-            router.log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let launch = Launch::new(&dir.path("startup.yaml"), 60.0)
+        .netns(&r)
+        .log(dir.path("router.log"));
+    let mut router = Router::start(&launch);
     // Warm-up (ARP both ways): the first echo can be lost while the router resolves
     // h2 on a loaded machine; what is under test starts after it.
     let mut warm = ping(&h1, "10.2.0.2", "3");
@@ -130,7 +79,11 @@ fn spoofed_arp_does_not_move_a_static_neighbor_and_ageing_keeps_traffic() {
         }
         warm = ping(&h1, "10.2.0.2", "3");
     }
-    assert!(warm.contains(" 0% packet loss"), "{warm}\n{}", router.log());
+    assert!(
+        warm.contains(" 0% packet loss"),
+        "{warm}\n{}",
+        router.stdout()
+    );
 
     // For 4 s, h2 keeps claiming its static address for another MAC (a reply to the
     // router and a request for it) and the router's own address, while h1 pings h2.
@@ -170,7 +123,7 @@ fn spoofed_arp_does_not_move_a_static_neighbor_and_ageing_keeps_traffic() {
     assert!(
         after.contains(" 0% packet loss"),
         "{after}\n{}",
-        router.log()
+        router.stdout()
     );
 
     let log = router.stop();

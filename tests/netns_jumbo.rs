@@ -7,10 +7,9 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{bin, is_root, sh, Netns, TempDir};
+use common::{is_root, Launch, Netns, Router, TempDir};
 
 /// A veth pair between two namespaces, both ends up with `mtu` and checksum offload off.
 fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
@@ -19,19 +18,6 @@ fn link(ns_a: &str, a: &str, ns_b: &str, b: &str, mtu: u16) {
         ..Default::default()
     };
     common::veth(ns_a, a, ns_b, b, o);
-}
-
-/// The router process, killed on drop if a failed assertion left it running (`ip netns
-/// exec` execs the router, so this is its pid).
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
 }
 
 #[test]
@@ -49,8 +35,7 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         (&h1, "10.1.0.2/24", "10.1.0.1"),
         (&h2, "10.2.0.2/24", "10.2.0.1"),
     ] {
-        sh(&["ip", "-n", h, "addr", "add", a, "dev", "eth0"]);
-        sh(&["ip", "-n", h, "route", "add", "default", "via", gw]);
+        common::host_addr(h, "eth0", a, gw);
     }
     // No framesz in the vdev strings: the router sizes af_packet's ring frames and its
     // mbufs for the MTU.
@@ -67,36 +52,11 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         ),
     )
     .unwrap();
-    let log = dir.path("router.log");
-    let mut router = Running(
-        Command::new("ip")
-            .args(["netns", "exec", &r])
-            .arg(bin())
-            .args([
-                "run",
-                "--stats-interval",
-                "0",
-                "--duration",
-                "60",
-                "--config",
-            ])
-            .arg(&cfg)
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let start = Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("metrics: http")
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "router did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let launch = Launch::new(&cfg, 60.0)
+        .netns(&r)
+        .log(dir.path("router.log"))
+        .ready(Some("metrics: http"), Duration::from_secs(20));
+    let mut router = Router::start(&launch);
 
     // Small pings first (ARP resolved both ways), then jumbo ones with DF.
     let small = common::ping(&h1, "10.2.0.2", &["-c", "2", "-i", "0.2", "-W", "2"]);
@@ -105,8 +65,8 @@ fn a_9000_byte_mtu_carries_8000_byte_pings_whole() {
         "10.2.0.2",
         &["-c", "5", "-i", "0.2", "-W", "2", "-s", "8000", "-M", "do"],
     );
-    common::stop(&mut router.0);
-    let out = std::fs::read_to_string(&log).unwrap();
+    router.stop();
+    let out = router.stdout();
     assert!(
         common::loss_line(&small).contains(" 0% packet loss"),
         "{}\n{out}",

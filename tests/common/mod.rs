@@ -194,6 +194,33 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// `ip -n NS ARGS...`, panicking with its stderr when it fails; returns its stdout.
+pub fn ip_in(ns: &str, args: &[&str]) -> String {
+    let mut a = vec!["ip", "-n", ns];
+    a.extend_from_slice(args);
+    sh(&a)
+}
+
+/// Sets sysctl `knobs` (`name=value`) in namespace `ns`, panicking when one fails.
+pub fn sysctl(ns: &str, knobs: &[&str]) {
+    let mut a = vec!["ip", "netns", "exec", ns, "sysctl", "-qw"];
+    a.extend_from_slice(knobs);
+    sh(&a);
+}
+
+/// Host namespace `ns`: `addr` (with its length) on `iface` and a default route via `gw`.
+pub fn host_addr(ns: &str, iface: &str, addr: &str, gw: &str) {
+    ip_in(ns, &["addr", "add", addr, "dev", iface]);
+    ip_in(ns, &["route", "add", "default", "via", gw]);
+}
+
+/// The MAC address of Ethernet interface `iface` in `ns`.
+pub fn mac_of(ns: &str, iface: &str) -> String {
+    let out = ip_in(ns, &["-o", "link", "show", iface]);
+    let at = out.find("link/ether ").expect("an Ethernet interface") + "link/ether ".len();
+    out[at..at + 17].to_string()
+}
+
 /// Whether the tests run as root (network namespaces need it; CI runs as root).
 pub fn is_root() -> bool {
     Command::new("id")
@@ -238,7 +265,7 @@ impl Netns {
         let name = format!("{}-{name}", self.prefix);
         let _ = Command::new("ip").args(["netns", "del", &name]).output();
         sh(&["ip", "netns", "add", &name]);
-        sh(&["ip", "-n", &name, "link", "set", "lo", "up"]);
+        ip_in(&name, &["link", "set", "lo", "up"]);
         self.names.push(name.clone());
         name
     }
@@ -304,16 +331,16 @@ pub fn veth(ns_a: &str, a: &str, ns_b: &str, b: &str, o: VethOpts) {
     for (k, (ns, i)) in [(ns_a, a), (ns_b, b)].into_iter().enumerate() {
         if o.no_ipv6 {
             let knob = format!("net.ipv6.conf.{i}.disable_ipv6=1");
-            sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", &knob]);
+            sysctl(ns, &[&knob]);
         }
         if let Some(mtu) = o.mtu {
-            sh(&["ip", "-n", ns, "link", "set", i, "mtu", &mtu.to_string()]);
+            ip_in(ns, &["link", "set", i, "mtu", &mtu.to_string()]);
         }
         if let Some(m) = o.macs {
             let mac = if k == 0 { m.0 } else { m.1 };
-            sh(&["ip", "-n", ns, "link", "set", i, "address", mac]);
+            ip_in(ns, &["link", "set", i, "address", mac]);
         }
-        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+        ip_in(ns, &["link", "set", i, "up"]);
         sh(&[
             "ip", "netns", "exec", ns, "ethtool", "-K", i, "tx", "off", "rx", "off",
         ]);

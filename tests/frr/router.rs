@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{bin, Launch};
-use crate::harness::{sh, wait_until};
+use crate::common::{bin, ip_in, sysctl, Launch};
+use crate::harness::wait_until;
 use crate::hosts::{link, Hosts};
 
 /// The hosts behind the router's ports (they answer its ARP with these MACs).
@@ -37,14 +37,17 @@ pub fn probe_ports(
     keep: &mut Vec<Child>,
     answer_arp: bool,
 ) -> String {
-    sh(&[
-        "ip", "-n", ns, "link", "add", "inj0", "type", "veth", "peer", "name", "inj0r",
-    ]);
+    ip_in(
+        ns,
+        &[
+            "link", "add", "inj0", "type", "veth", "peer", "name", "inj0r",
+        ],
+    );
     for i in ["inj0", "inj0r"] {
         // No IPv6 chatter (router solicitations, MLD) into the router.
         let knob = format!("net.ipv6.conf.{i}.disable_ipv6=1");
-        sh(&["ip", "netns", "exec", ns, "sysctl", "-qw", &knob]);
-        sh(&["ip", "-n", ns, "link", "set", i, "up"]);
+        sysctl(ns, &[&knob]);
+        ip_in(ns, &["link", "set", i, "up"]);
     }
     let d = dir.display();
     let n = std::process::id();
@@ -57,29 +60,12 @@ pub fn probe_ports(
         link(ns, &r, &h, &hi);
         // The router's namespace holds 10.0.k.1 on zebra's interfaces: its kernel must
         // not answer ARP for it on the router's port.
-        sh(&[
-            "ip",
-            "netns",
-            "exec",
-            ns,
-            "sysctl",
-            "-qw",
-            &format!("net.ipv4.conf.{r}.arp_ignore=1"),
-        ]);
-        sh(&["ip", "-n", &h, "link", "set", &hi, "address", mac]);
-        sh(&[
-            "ip",
-            "-n",
-            &h,
-            "addr",
-            "add",
-            &format!("{ip}/24"),
-            "dev",
-            &hi,
-        ]);
+        sysctl(ns, &[&format!("net.ipv4.conf.{r}.arp_ignore=1")]);
+        ip_in(&h, &["link", "set", &hi, "address", mac]);
+        ip_in(&h, &["addr", "add", &format!("{ip}/24"), "dev", &hi]);
         if !answer_arp {
             let knob = format!("net.ipv4.conf.{hi}.arp_ignore=8");
-            sh(&["ip", "netns", "exec", &h, "sysctl", "-qw", &knob]);
+            sysctl(&h, &[&knob]);
         }
         let pcap = dir.join(format!("out{k}.pcap"));
         keep.push(capture(&h, &hi, &pcap));
