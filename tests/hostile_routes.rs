@@ -71,22 +71,6 @@ fn sum(text: &str, name: &str) -> f64 {
         .sum()
 }
 
-fn wait_for(r: &LiveRouter, what: &str, limit: Duration, ok: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
-        let s = r.scrape();
-        if ok(&s) {
-            return s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} within {limit:?}:\n{}",
-            r.output()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn bomb() -> String {
     let mut s = String::from(
         "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
@@ -172,12 +156,9 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
             }
         }
         let t = Instant::now();
-        let after = wait_for(
-            &r,
-            &format!("{what} rejected"),
-            Duration::from_secs(10),
-            |s| value(s, REJECTED) > value(&before, REJECTED),
-        );
+        let after = r.scrape_until(&format!("{what} rejected"), Duration::from_secs(10), |s| {
+            value(s, REJECTED) > value(&before, REJECTED)
+        });
         println!("{what}: rejected in {:.0?}", t.elapsed());
         assert_eq!(value(&after, GENERATION), gen0, "{what}: table unchanged");
         // The counter can move before the router's stderr has been read: wait (bounded)
@@ -198,8 +179,7 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
         );
         // Still forwarding on the last good table.
         let f0 = sum(&after, FORWARDED);
-        let later = wait_for(
-            &r,
+        let later = r.scrape_until(
             &format!("{what}: forwarding"),
             Duration::from_secs(5),
             |s| sum(s, FORWARDED) > f0,
@@ -212,17 +192,14 @@ fn hostile_routes_files_are_refused_while_the_router_keeps_forwarding() {
     mkfifo(&path);
     let before = r.scrape();
     assert!(common::signal(r.pid(), "HUP"));
-    wait_for(
-        &r,
-        "SIGHUP on a FIFO rejected",
-        Duration::from_secs(10),
-        |s| value(s, REJECTED) > value(&before, REJECTED),
-    );
+    r.scrape_until("SIGHUP on a FIFO rejected", Duration::from_secs(10), |s| {
+        value(s, REJECTED) > value(&before, REJECTED)
+    });
     // A good file is taken again.
     let tmp = dir.path(".routes.yaml.new");
     std::fs::write(&tmp, ROUTES.replace("/24", "/25")).unwrap();
     std::fs::rename(&tmp, &path).unwrap();
-    wait_for(&r, "the good file applied", Duration::from_secs(10), |s| {
+    r.scrape_until("the good file applied", Duration::from_secs(10), |s| {
         value(s, GENERATION) > gen0
     });
     let (status, out) = r.stop(Duration::from_secs(20));
@@ -321,7 +298,7 @@ fn a_slow_in_place_writer_is_published_only_at_close() {
     assert!(samples > 20, "only {samples} scrapes during the stall");
     w.write_all(tail.as_bytes()).unwrap();
     drop(w);
-    let after = wait_for(&r, "the whole file applied", Duration::from_secs(10), |s| {
+    let after = r.scrape_until("the whole file applied", Duration::from_secs(10), |s| {
         value(s, GENERATION) > gen0
     });
     assert_eq!(value(&after, IPV4), full + 1.0, "the whole file, 44 routes");

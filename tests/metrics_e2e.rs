@@ -9,7 +9,7 @@ mod live;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{bin, promtool_check, TempDir};
 use live::{samples, value, LiveRouter};
@@ -153,23 +153,6 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
     (bound, seen)
 }
 
-/// Scrapes until `cond` holds (5 s at most) and returns that scrape.
-fn scrape_until(r: &LiveRouter, what: &str, cond: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let s = r.scrape();
-        if cond(&s) {
-            return s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} within 5 s:\n{s}\n{}",
-            r.output()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn counters_only_grow_across_scrapes_and_a_reload_with_a_fixed_bounded_series_set() {
     let dir = TempDir::new("metrics-e2e");
@@ -195,7 +178,7 @@ fn counters_only_grow_across_scrapes_and_a_reload_with_a_fixed_bounded_series_se
     // Rewrite the routes file in place of the old one (rename: readers see all or nothing).
     std::fs::write(dir.path("routes.new"), ROUTES_RELOADED).unwrap();
     std::fs::rename(dir.path("routes.new"), dir.path("routes.yaml")).unwrap();
-    let after = scrape_until(&router, "the reload is published", |s| {
+    let after = router.scrape_until("the reload is published", Duration::from_secs(5), |s| {
         value(s, "mplsrouter_fib_generation") > gen0
     });
     let no_route_at_reload = value(&after, no_route);
@@ -296,7 +279,7 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     let cfg = common::pcap_config(&dir, "");
     let router = LiveRouter::start(&cfg, 25.0);
     let url = format!("http://{}/metrics", router.metrics);
-    let scrape = scrape_until(&router, "the pcap is played", |s| {
+    let scrape = router.scrape_until("the pcap is played", Duration::from_secs(5), |s| {
         value(s, "mplsrouter_worker_rx_packets_total{worker=\"1\"}") == 120.0
     });
 

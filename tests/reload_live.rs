@@ -9,8 +9,6 @@
 mod common;
 mod live;
 
-use std::io::Read;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::TempDir;
@@ -36,22 +34,6 @@ fn config(dir: &TempDir, tag: &str) -> std::path::PathBuf {
     p
 }
 
-fn scrape_until(r: &LiveRouter, what: &str, limit: Duration, ok: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + limit;
-    loop {
-        let s = r.scrape();
-        if ok(&s) {
-            return s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} within {limit:?}:\n{s}\n{}",
-            r.output()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 const OK: &str = "mplsrouter_reloads_total{result=\"ok\"}";
 const GENERATION: &str = "mplsrouter_fib_generation";
 
@@ -62,7 +44,7 @@ fn sighup_reloads() {
     let r = LiveRouter::start(&config(&dir, "h"), 20.0);
     let before = r.scrape();
     assert!(common::signal(r.pid(), "HUP"));
-    let after = scrape_until(&r, "a reload after SIGHUP", Duration::from_secs(5), |s| {
+    let after = r.scrape_until("a reload after SIGHUP", Duration::from_secs(5), |s| {
         value(s, OK) > value(&before, OK)
     });
     // The file did not change: reloaded, found the same, no new table.
@@ -91,7 +73,7 @@ fn in_place_rewrite_keeping_size_and_mtime_is_applied() {
         .set_modified(mtime)
         .unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
-    scrape_until(&r, "the rewrite applied", Duration::from_secs(5), |s| {
+    r.scrape_until("the rewrite applied", Duration::from_secs(5), |s| {
         value(s, GENERATION) > value(&before, GENERATION)
     });
     let (status, out) = r.stop(Duration::from_secs(10));
@@ -101,21 +83,7 @@ fn in_place_rewrite_keeping_size_and_mtime_is_applied() {
 
 /// The full view from `shared/data`, or `None` (with a message) when it is absent.
 fn full_view() -> Option<String> {
-    const FILE: &str = "shared/data/ipv4-fullview-2023.txt.gz";
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(p) = manifest
-        .ancestors()
-        .skip(1)
-        .map(|a| a.join(FILE))
-        .find(|p| p.exists())
-    else {
-        eprintln!("SKIP: {FILE} not found above {}", manifest.display());
-        return None;
-    };
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
+    let s = common::full_view_text()?;
     let nhs: Vec<std::net::Ipv4Addr> = (2..6)
         .map(|i| std::net::Ipv4Addr::new(10, 0, 1, i))
         .collect();

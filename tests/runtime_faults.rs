@@ -88,20 +88,7 @@ fn stderr_of(child: &mut Child) -> String {
 
 /// The full view from `shared/data` as a routes file, or `None` when it is absent.
 fn full_view_routes(dir: &TempDir) -> Option<PathBuf> {
-    const FILE: &str = "shared/data/ipv4-fullview-2023.txt.gz";
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(p) = manifest
-        .ancestors()
-        .map(|a| a.join(FILE))
-        .find(|p| p.exists())
-    else {
-        eprintln!("SKIP: {FILE} not found above {}", manifest.display());
-        return None;
-    };
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
+    let s = common::full_view_text()?;
     let nhs = [std::net::Ipv4Addr::new(10, 0, 1, 2)];
     let routes = dir.path("routes.yaml");
     std::fs::write(&routes, config::generate::fullview_routes(&s, &nhs).0).unwrap();

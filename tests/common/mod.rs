@@ -102,6 +102,27 @@ pub fn wait_bounded(child: &mut Child, limit: Duration) {
     panic!("mplsrouter did not stop within {limit:?}");
 }
 
+/// The text of the full view (`shared/data/ipv4-fullview-2023.txt.gz`, found in or above
+/// the package), or `None`, saying so, when it is absent.
+pub fn full_view_text() -> Option<String> {
+    use std::io::Read;
+    const FILE: &str = "shared/data/ipv4-fullview-2023.txt.gz";
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(p) = manifest
+        .ancestors()
+        .map(|a| a.join(FILE))
+        .find(|p| p.exists())
+    else {
+        eprintln!("SKIP: {FILE} not found above {}", manifest.display());
+        return None;
+    };
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
+    Some(s)
+}
+
 /// One decoded frame: tshark fields by name.
 #[derive(Debug, Clone)]
 pub struct Decoded(pub std::collections::HashMap<String, String>);

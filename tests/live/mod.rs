@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitStatus;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::{Launch, Router};
 
@@ -41,6 +41,24 @@ impl LiveRouter {
         let (code, body) = http_get(&self.metrics, "/metrics");
         assert_eq!(code, 200, "{body}");
         body
+    }
+
+    /// Scrapes (every 20 ms) until `ok` holds and returns that scrape; past `limit` the
+    /// test fails saying `what`, with the last scrape and the router's output.
+    pub fn scrape_until(&self, what: &str, limit: Duration, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let s = self.scrape();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what} within {limit:?}:\n{s}\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Everything the router printed so far (stdout, then stderr).
