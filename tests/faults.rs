@@ -9,10 +9,10 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, run_for, wait_bounded, TempDir};
+use common::{bin, run_for, Launch, Router, TempDir};
 
 const ROUTES: &str = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n\
                       ipv4:\n  - {prefix: 198.51.100.0/24, via: 10.0.1.2}\n";
@@ -176,51 +176,13 @@ fn metrics_port_in_use_refuses_to_start() {
     drop(taken);
 }
 
-/// A running router: its child process, stdout reader and metrics address.
-struct Running {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Running {
-    /// A failed assertion must not leave the router behind.
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-// The child is reaped by `Running`'s Drop, or killed and waited for on the error path.
-#[allow(clippy::zombie_processes)]
-fn start(cfg: &Path, secs: u32) -> Running {
-    let mut child = Command::new(bin())
-        .args(["run", "--config"])
-        .arg(cfg)
-        .args(["--duration", &secs.to_string(), "--stats-interval", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    loop {
-        let mut line = String::new();
-        if out.read_line(&mut line).unwrap() == 0 {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "router exited early: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        if let Some(a) = line.trim().strip_prefix("metrics: http://") {
-            let addr = a.trim_end_matches("/metrics").to_string();
-            // Keep draining stdout so the router never blocks on a full pipe.
-            std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-            return Running { child, addr };
-        }
-    }
+/// The router on `cfg` for at most `secs`, once it serves metrics; and their address.
+fn start(cfg: &Path, secs: u32) -> (Router, String) {
+    let launch =
+        Launch::new(cfg, secs.into()).ready(Some("metrics: http://"), Duration::from_secs(20));
+    let r = Router::start(&launch);
+    let addr = r.metrics_addr();
+    (r, addr)
 }
 
 fn get(addr: &str, path: &str) -> std::io::Result<String> {
@@ -262,19 +224,16 @@ fn routes_file_deleted_while_running_keeps_serving() {
     pcap_input(&dir);
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let cfg = config(&dir, "d", true, "", "");
-    let mut r = start(&cfg, 6);
-    let scrape = |r: &Running| get(&r.addr, "/metrics").expect("scrape");
-    let m0 = scrape(&r);
+    let (mut r, addr) = start(&cfg, 6);
+    let scrape = || get(&addr, "/metrics").expect("scrape");
+    let m0 = scrape();
     let gen0 = sample(&m0, "mplsrouter_fib_generation");
     std::fs::remove_file(dir.path("routes.yaml")).unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let m1 = scrape(&r);
+    let m1 = scrape();
     std::thread::sleep(Duration::from_millis(500));
-    let m2 = scrape(&r);
-    assert!(
-        r.child.try_wait().unwrap().is_none(),
-        "router died after the file went away"
-    );
+    let m2 = scrape();
+    assert!(r.running(), "router died after the file went away");
     assert_eq!(
         sample(&m2, "mplsrouter_fib_generation"),
         gen0,
@@ -294,19 +253,13 @@ fn routes_file_deleted_while_running_keeps_serving() {
     // Putting a file back reloads it.
     std::fs::write(dir.path("routes.yaml"), ROUTES.replace("/24", "/25")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(3);
-    while sample(&scrape(&r), "mplsrouter_fib_generation") == gen0 {
+    while sample(&scrape(), "mplsrouter_fib_generation") == gen0 {
         assert!(Instant::now() < deadline, "restored file not reloaded");
         std::thread::sleep(Duration::from_millis(50));
     }
-    wait_bounded(&mut r.child, Duration::from_secs(30));
-    let mut err = String::new();
-    r.child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert!(r.child.wait().unwrap().success(), "{err}");
+    let (status, _) = r.wait_exit(Duration::from_secs(30));
+    let err = r.stderr();
+    assert!(status.success(), "{err}");
     let gone: Vec<&str> = err.lines().filter(|l| l.contains("is gone")).collect();
     assert_eq!(
         gone.len(),
@@ -333,14 +286,14 @@ fn scrape_beside_stalled_clients(stalled: usize) {
     let dir = TempDir::new("fault-slowloris");
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let cfg = config(&dir, "l", false, "", "");
-    let mut r = start(&cfg, 8);
+    let (r, addr) = start(&cfg, 8);
     let mut held = Vec::new();
     for n in 1..=stalled {
-        let mut s = TcpStream::connect(&r.addr).unwrap();
+        let mut s = TcpStream::connect(&addr).unwrap();
         s.write_all(b"GET /metr").unwrap();
         held.push(s);
         let t = Instant::now();
-        let body = get(&r.addr, "/metrics")
+        let body = get(&addr, "/metrics")
             .unwrap_or_else(|e| panic!("scrape beside {n} stalled clients: {e}"));
         assert!(body.starts_with("HTTP/1.1 200"), "{body:.200}");
         assert!(
@@ -350,8 +303,7 @@ fn scrape_beside_stalled_clients(stalled: usize) {
         );
     }
     drop(held);
-    let _ = r.child.kill();
-    let _ = r.child.wait();
+    drop(r);
 }
 
 #[test]
@@ -372,10 +324,10 @@ fn oversized_http_requests_are_refused_and_scrapes_continue() {
     let dir = TempDir::new("fault-http");
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let cfg = config(&dir, "s", false, "", "");
-    let mut r = start(&cfg, 8);
+    let (mut r, addr) = start(&cfg, 8);
     // A huge header: refused or cut off, never answered, server still up.
     {
-        let mut s = TcpStream::connect(&r.addr).unwrap();
+        let mut s = TcpStream::connect(&addr).unwrap();
         s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
         let _ = write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ");
         let chunk = vec![b'a'; 64 * 1024];
@@ -386,16 +338,16 @@ fn oversized_http_requests_are_refused_and_scrapes_continue() {
         }
     }
     let long_url = format!("/metrics?{}", "a".repeat(10_000));
-    let resp = get(&r.addr, &long_url).unwrap_or_default();
+    let resp = get(&addr, &long_url).unwrap_or_default();
     assert!(
         !resp.starts_with("HTTP/1.1 200"),
         "long URL served: {resp:.100}"
     );
-    let body = get(&r.addr, "/metrics").expect("scrape after abuse");
+    let body = get(&addr, "/metrics").expect("scrape after abuse");
     assert!(body.starts_with("HTTP/1.1 200") && body.contains("mplsrouter_fib_generation"));
-    assert!(r.child.try_wait().unwrap().is_none(), "router died");
-    wait_bounded(&mut r.child, Duration::from_secs(30));
-    assert!(r.child.wait().unwrap().success());
+    assert!(r.running(), "router died");
+    let (status, _) = r.wait_exit(Duration::from_secs(30));
+    assert!(status.success());
 }
 
 // Found by the slowloris test: when the process reading the router's output dies, the next

@@ -137,6 +137,18 @@ impl Router {
         self.child.is_some() && signal(self.pid, sig)
     }
 
+    /// Whether it is still running (false once it exited or was stopped).
+    pub fn running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().ok().flatten().is_none())
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
     /// What it printed on stdout so far.
     pub fn stdout(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -144,7 +156,7 @@ impl Router {
 
     /// Everything it printed so far: stdout, then stderr.
     pub fn output(&self) -> String {
-        self.stdout() + &std::fs::read_to_string(&self.err).unwrap_or_default()
+        self.stdout() + &self.stderr()
     }
 
     /// Waits (bounded) until the output contains `text`; panics with the output when
