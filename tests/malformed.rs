@@ -8,12 +8,11 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, fill_ipv4_checksum, pcap_config, tshark, wait_bounded, TempDir};
+use common::{fill_ipv4_checksum, pcap_config, tshark, Launch, Router, TempDir};
 use traffic::{write_pcap, FrameSpec};
 
 const ROUTES: &str = r#"
@@ -214,34 +213,9 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
     good_ids.push(id);
     write_pcap(&dir.path("in.pcap"), &frames).unwrap();
 
-    let mut child = Command::new(bin())
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .args(["--duration", "6", "--stats-interval", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut stdout = String::new();
-    let addr = loop {
-        let mut line = String::new();
-        if out.read_line(&mut line).unwrap() == 0 {
-            let _ = child.wait();
-            let mut err = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            panic!("router exited before serving metrics:\n{stdout}\n{err}");
-        }
-        stdout.push_str(&line);
-        if let Some(a) = line.trim().strip_prefix("metrics: http://") {
-            break a.trim_end_matches("/metrics").to_string();
-        }
-    };
+    let launch = Launch::new(&cfg, 6.0).ready(Some("metrics: http://"), Duration::from_secs(20));
+    let mut router = Router::start(&launch);
+    let addr = router.metrics_addr();
     // Expected per-reason counts.
     let mut want: HashMap<&str, u64> = HashMap::new();
     for (_, _, r) in &bad {
@@ -258,10 +232,7 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "router died on malformed input"
-    );
+    assert!(router.running(), "router died on malformed input");
     assert_eq!(
         metric(&live, "mplsrouter_worker_rx_packets_total", ""),
         total,
@@ -298,19 +269,9 @@ fn broken_frames_are_dropped_by_reason_and_good_ones_forwarded() {
         "TTL 0 and 1 go to the slow path"
     );
 
-    wait_bounded(&mut child, Duration::from_secs(30));
-    out.read_to_string(&mut stdout).unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert!(
-        child.wait().unwrap().success(),
-        "exit status; stderr:\n{err}"
-    );
+    let (status, _) = router.wait_exit(Duration::from_secs(30));
+    let (stdout, err) = (router.stdout(), router.stderr());
+    assert!(status.success(), "exit status; stderr:\n{err}");
     let s = summary_counts(&stdout);
     assert_eq!(s["received"], total, "summary: {stdout}");
     assert_eq!(s["forwarded"], good_ids.len() as u64);
