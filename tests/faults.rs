@@ -204,24 +204,10 @@ fn sample(text: &str, name: &str) -> u64 {
         .sum::<f64>() as u64
 }
 
-fn pcap_input(dir: &TempDir) {
-    let frames: Vec<Vec<u8>> = (0..64u16)
-        .map(|i| {
-            traffic::FrameSpec {
-                dst_mac: [2, 0, 0, 0, 0, 1],
-                src_port: 1000 + i,
-                ..Default::default()
-            }
-            .build()
-        })
-        .collect();
-    traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
-}
-
 #[test]
 fn routes_file_deleted_while_running_keeps_serving() {
     let dir = TempDir::new("fault-deleted");
-    pcap_input(&dir);
+    common::flows_pcap(&dir);
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     let cfg = config(&dir, "d", true, "", "");
     let (mut r, addr) = start(&cfg, 6);

@@ -30,17 +30,7 @@ const FORWARDED: &str = "mplsrouter_worker_forwarded_packets_total";
 fn config(dir: &TempDir, tag: &str, pcap: bool, extra: &str) -> std::path::PathBuf {
     let n = format!("{}{tag}", std::process::id());
     let input = if pcap {
-        let frames: Vec<Vec<u8>> = (0..64u16)
-            .map(|i| {
-                traffic::FrameSpec {
-                    dst_mac: [2, 0, 0, 0, 0, 1],
-                    src_port: 1000 + i,
-                    ..Default::default()
-                }
-                .build()
-            })
-            .collect();
-        traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+        common::flows_pcap(dir);
         format!(
             "net_pcap_hi{n},rx_pcap={}/in.pcap,infinite_rx=1",
             dir.0.display()

@@ -74,6 +74,22 @@ pub fn pcap_config(dir: &TempDir, extra: &str) -> PathBuf {
     p
 }
 
+/// Writes `in.pcap` in `dir`: 64 UDP frames to port `in`'s MAC (02:00:00:00:00:01),
+/// source ports 1000-1063 (64 flows), for a router to replay.
+pub fn flows_pcap(dir: &TempDir) {
+    let frames: Vec<Vec<u8>> = (0..64u16)
+        .map(|i| {
+            traffic::FrameSpec {
+                dst_mac: [2, 0, 0, 0, 0, 1],
+                src_port: 1000 + i,
+                ..Default::default()
+            }
+            .build()
+        })
+        .collect();
+    traffic::write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+}
+
 /// Runs `mplsrouter run --config CFG --duration SECS` to completion (killed after a
 /// generous bound) and returns its output.
 pub fn run_for(config: &Path, secs: f64) -> Output {
