@@ -1,6 +1,6 @@
-//! A router kept running while a test talks to it: its `/metrics` address from stdout,
-//! scrapes over plain HTTP/1.0, and a guard that stops it (and any other child) on drop,
-//! so a failing assertion leaves no process behind.
+//! A router on the host kept running while a test scrapes it: the kit's
+//! [`crate::common::Router`] (which starts and stops it) plus its `/metrics` endpoint,
+//! scraped over plain HTTP/1.0, and the exposition parsed by series.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
