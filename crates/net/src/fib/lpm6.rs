@@ -40,7 +40,7 @@ pub struct Lpm6 {
     /// Every prefix (address masked, length) and its value: the control form.
     prefixes: BTreeMap<(u128, u8), u32>,
     /// Per top entry: encoded value of the longest prefix of /16 or shorter covering it.
-    short: Box<[u32]>,
+    short: Box<[u32; CHUNKS]>,
     arrays: Arrays,
 }
 
@@ -54,7 +54,7 @@ impl Lpm6 {
     pub fn new() -> Lpm6 {
         Lpm6 {
             prefixes: BTreeMap::new(),
-            short: vec![0; CHUNKS].into_boxed_slice(),
+            short: layout::zeroed(),
             arrays: Arrays::new(),
         }
     }
@@ -186,7 +186,7 @@ impl Lpm6 {
     /// Lays out every chunk afresh into new arrays (drops garbage).
     fn relayout(&mut self) {
         let mut a = Arrays::new();
-        a.top.copy_from_slice(&self.short);
+        a.top.copy_from_slice(&self.short[..]);
         let mut c = 0;
         while c < CHUNKS {
             let p = chunk_prefixes(&self.prefixes, c);

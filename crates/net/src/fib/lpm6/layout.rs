@@ -55,7 +55,7 @@ type Cost = [usize; 3];
 
 #[derive(Clone, Debug)]
 pub(super) struct Arrays {
-    pub top: Box<[u32]>,
+    pub top: Box<[u32; CHUNKS]>,
     pub dense: Vec<u32>,
     pub nodes: Vec<Node>,
     pub leaves: Vec<u32>,
@@ -67,7 +67,7 @@ pub(super) struct Arrays {
 impl Arrays {
     pub fn new() -> Arrays {
         Arrays {
-            top: vec![0; CHUNKS].into_boxed_slice(),
+            top: zeroed(),
             // Node 0: the dummy that branch-free steps read once a walk has ended.
             dense: vec![0; DENSE],
             nodes: Vec::new(),
@@ -206,4 +206,12 @@ fn groups(long: &[(u128, u8, u32)], slot_of: impl Fn(u128) -> u32) -> Vec<(u32, 
         }
     }
     out
+}
+
+/// A boxed array of `CHUNKS` zeroes (built on the heap: 256 KiB would strain a stack).
+pub(super) fn zeroed() -> Box<[u32; CHUNKS]> {
+    vec![0; CHUNKS]
+        .into_boxed_slice()
+        .try_into()
+        .expect("CHUNKS entries")
 }

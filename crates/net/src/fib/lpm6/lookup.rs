@@ -2,41 +2,56 @@
 //!
 //! A lookup reads the top entry, then at most two dense entries (bits 16-24 and 24-32),
 //! then, for the few keys that need more than 32 bits, Poptrie nodes. The dense steps are
-//! branch-free (a key whose walk already ended reads a dummy entry and keeps its value),
-//! so a burst of keys runs through them without mispredictions. The batch takes a burst
-//! in passes: top and first dense entry of every key (the first dense level is a few
-//! dozen nodes in a full view, cached) while prefetching the second dense entry; then the
-//! second dense entry of every key, by then in cache or on its way, prefetching the
+//! branch-free (a key whose walk already ended reads the dummy entry and keeps its
+//! value), so a burst of keys runs through them without mispredictions. The batch takes a
+//! burst in passes: top and first dense entry of every key (the first dense level is a
+//! few dozen nodes in a full view, cached) while prefetching the second dense entry; then
+//! the second dense entry of every key, by then in cache or on its way, prefetching the
 //! Poptrie root of keys that go on; then the Poptrie walk one level per pass over the
-//! keys still inside it, prefetching each next node or leaf; then the leaves.
+//! keys still inside it, prefetching each next node or leaf; then their leaves.
 
-use super::layout::{byte, slot, Arrays, Node, DENSE_BITS, DENSE_END, NODE, STRIDE, TOP_BITS};
+use super::layout::{slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NODE, STRIDE};
 use crate::prefetch::prefetch;
+use std::hint::select_unpredictable;
 
 /// Keys walked together by the batched lookup (at most 256: indices are u8).
 const BURST: usize = 64;
 
-/// The top entry of `addr`.
+/// The top 64 bits of a key: all the top array and the dense levels read.
 #[inline(always)]
-fn top(a: &Arrays, addr: u128) -> u32 {
-    a.top[(addr >> (128 - TOP_BITS)) as usize]
+fn hi(addr: u128) -> u64 {
+    (addr >> 64) as u64
 }
 
-/// Where the dense step from entry `e` at depth `d` reads: its node's entry for `addr` if
-/// `e` points at a node, else 0 (the dummy node, never reached otherwise).
+/// The top entry of a key whose top 64 bits are `hi`.
 #[inline(always)]
-fn dense_index(e: u32, addr: u128, d: u32) -> usize {
-    let node = 0usize.wrapping_sub((e >> 31) as usize);
-    ((((e & !NODE) as usize) << DENSE_BITS) | byte(addr, d)) & node
+fn top(a: &Arrays, hi: u64) -> u32 {
+    a.top[(hi >> 48) as usize]
 }
 
-/// One dense step at depth `d`, branch-free: the next entry if `e` points at a dense
-/// node, else `e` itself (a value: the walk has ended).
+/// Where the dense step from entry `e` reads for the 8 bits of `hi` at `shift`: its
+/// node's entry if `e` points at a dense node, else 0 (the dummy node's first entry).
 #[inline(always)]
-fn dense_step(a: &Arrays, e: u32, addr: u128, d: u32) -> u32 {
-    let next = a.dense[dense_index(e, addr, d)];
-    let node = 0u32.wrapping_sub(e >> 31);
-    (next & node) | (e & !node)
+fn dense_index(e: u32, hi: u64, shift: u32) -> usize {
+    let at = (((e & !NODE) as usize) << DENSE_BITS) | ((hi >> shift) as usize & (DENSE - 1));
+    select_unpredictable(e & NODE != 0, at, 0)
+}
+
+/// `next` if `e` points at a node, else `e` (a value: the walk has ended). Branch-free.
+#[inline(always)]
+fn pick(e: u32, next: u32) -> u32 {
+    select_unpredictable(e & NODE != 0, next, e)
+}
+
+/// Shifts of `hi` that give the first and the second dense level's 8 bits.
+const SHIFT1: u32 = 40;
+const SHIFT2: u32 = 32;
+
+/// The entry after the top array and the first dense level.
+#[inline(always)]
+fn first_levels(a: &Arrays, hi: u64) -> u32 {
+    let t = top(a, hi);
+    pick(t, a.dense[dense_index(t, hi, SHIFT1)])
 }
 
 /// One Poptrie step at node `n`, depth `d`: `Ok(child index)` or `Err(leaf index)`.
@@ -53,13 +68,14 @@ fn step(n: &Node, addr: u128, d: u32) -> Result<u32, u32> {
 
 /// Encoded value for `addr` (value + 1, 0: no route).
 #[inline]
-pub(super) fn lookup(a: &Arrays, short: &[u32], addr: u128) -> u32 {
-    let e = dense_step(a, top(a, addr), addr, TOP_BITS);
-    let mut e = dense_step(a, e, addr, TOP_BITS + DENSE_BITS);
+pub(super) fn lookup(a: &Arrays, short: &[u32; CHUNKS], addr: u128) -> u32 {
+    let h = hi(addr);
+    let e = first_levels(a, h);
+    let mut e = pick(e, a.dense[dense_index(e, h, SHIFT2)]);
     if e & NODE != 0 {
         e = walk(a, e & !NODE, addr);
     }
-    or_short(e, short, addr)
+    or_short(e, short, h)
 }
 
 /// The Poptrie walk from root node `i` (at the end of the dense levels) to a leaf.
@@ -74,18 +90,18 @@ fn walk(a: &Arrays, mut i: u32, addr: u128) -> u32 {
     }
 }
 
-/// `e`, or when it is 0 (no prefix longer than /16 covers `addr`) the value of the
+/// `e`, or when it is 0 (no prefix longer than /16 covers the key) the value of the
 /// longest of /16 or shorter.
 #[inline(always)]
-fn or_short(e: u32, short: &[u32], addr: u128) -> u32 {
+fn or_short(e: u32, short: &[u32; CHUNKS], hi: u64) -> u32 {
     if e == 0 {
-        short[(addr >> (128 - TOP_BITS)) as usize]
+        short[(hi >> 48) as usize]
     } else {
         e
     }
 }
 
-pub(super) fn lookup_batch(a: &Arrays, short: &[u32], addrs: &[u128], out: &mut [u32]) {
+pub(super) fn lookup_batch(a: &Arrays, short: &[u32; CHUNKS], addrs: &[u128], out: &mut [u32]) {
     assert!(
         out.len() >= addrs.len(),
         "lookup_batch: output shorter than input"
@@ -96,31 +112,31 @@ pub(super) fn lookup_batch(a: &Arrays, short: &[u32], addrs: &[u128], out: &mut 
 }
 
 /// Looks up one burst (see the module docs); `out` gets each value or `NO_ROUTE`.
-fn burst(a: &Arrays, short: &[u32], keys: &[u128], out: &mut [u32]) {
+fn burst(a: &Arrays, short: &[u32; CHUNKS], keys: &[u128], out: &mut [u32]) {
     let out = &mut out[..keys.len()];
-    let second = TOP_BITS + DENSE_BITS;
-    for (o, &k) in out.iter_mut().zip(keys) {
-        let e = dense_step(a, top(a, k), k, TOP_BITS);
-        prefetch(a.dense.as_ptr().wrapping_add(dense_index(e, k, second)));
+    let mut at = [0usize; BURST];
+    for ((o, at), &k) in out.iter_mut().zip(&mut at).zip(keys) {
+        let h = hi(k);
+        let e = first_levels(a, h);
+        *at = dense_index(e, h, SHIFT2);
+        prefetch(a.dense.as_ptr().wrapping_add(*at));
         *o = e;
     }
     let mut cur = [0u32; BURST];
     let (mut walk, mut nw) = ([0u8; BURST], 0);
-    for (i, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
-        let e = dense_step(a, *o, k, second);
+    for (i, ((o, &at), &k)) in out.iter_mut().zip(&at).zip(keys).enumerate() {
+        let e = pick(*o, a.dense[at]);
         if e & NODE != 0 {
             cur[i] = e & !NODE;
             prefetch(&a.nodes[cur[i] as usize]);
             walk[nw] = i as u8;
             nw += 1;
         }
-        *o = e;
+        // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
+        *o = or_short(e, short, hi(k)).wrapping_sub(1);
     }
     if nw > 0 {
-        poptrie_burst(a, keys, &mut cur, &mut walk[..nw], out);
-    }
-    for (o, &k) in out.iter_mut().zip(keys) {
-        *o = or_short(*o, short, k).wrapping_sub(1); // 0 (no route) becomes NO_ROUTE
+        poptrie_burst(a, short, keys, &mut cur, &mut walk[..nw], out);
     }
 }
 
@@ -129,6 +145,7 @@ fn burst(a: &Arrays, short: &[u32], keys: &[u128], out: &mut [u32]) {
 /// `out`.
 fn poptrie_burst(
     a: &Arrays,
+    short: &[u32; CHUNKS],
     keys: &[u128],
     cur: &mut [u32; BURST],
     walk: &mut [u8],
@@ -160,6 +177,7 @@ fn poptrie_burst(
         d += STRIDE;
     }
     for &i in &done[..nd] {
-        out[i as usize] = a.leaves[cur[i as usize] as usize];
+        let i = i as usize;
+        out[i] = or_short(a.leaves[cur[i] as usize], short, hi(keys[i])).wrapping_sub(1);
     }
 }
