@@ -233,3 +233,58 @@ fn full_view_matches_a_hash_reference() {
     );
     check(&lpm, &keys, reference);
 }
+
+/// Lengths at and around every level boundary of the lookup structure (the /16 top
+/// array, the dense levels ending at /24 and /32, the Poptrie levels every 6 bits from
+/// there), and the extremes /0 and /128.
+const BOUNDARY_LENGTHS: [u8; 24] = [
+    0, 1, 15, 16, 17, 23, 24, 25, 31, 32, 33, 37, 38, 39, 43, 44, 45, 48, 50, 64, 122, 126, 127,
+    128,
+];
+
+/// Prefixes at boundary lengths under one of two nearby bases, so that they nest and
+/// share nodes at every level.
+fn boundary_prefix() -> impl Strategy<Value = (u128, u8, u32)> {
+    let bases = [0x2001_0db8_0001u128 << 80, 0x2001_0db8_0101u128 << 80];
+    (
+        0usize..bases.len(),
+        0usize..BOUNDARY_LENGTHS.len(),
+        any::<u128>(),
+        0u32..129,
+        0u32..100_000,
+    )
+        .prop_map(move |(b, li, noise, flip, v)| {
+            let keep = mask6(flip.min(128) as u8);
+            ((bases[b] & keep) | (noise & !keep), BOUNDARY_LENGTHS[li], v)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Single and batched lookups (bursts cut anywhere: the keys come in any number)
+    /// agree with the scan after every insert and remove of prefixes at level boundaries,
+    /// and a bulk build of the result agrees too.
+    #[test]
+    fn boundary_lengths_under_inserts_and_removes(
+        ops in proptest::collection::vec((boundary_prefix(), 0u8..3), 1..60),
+    ) {
+        let mut r = ScanRef6::default();
+        let mut lpm = Lpm6::new();
+        for (i, ((a, l, v), op)) in ops.into_iter().enumerate() {
+            if op == 0 {
+                prop_assert_eq!(lpm.remove(a, l), r.remove(a, l));
+            } else {
+                lpm.insert(a, l, v);
+                r.insert(a, l, v);
+            }
+            prop_assert_eq!(lpm.get(a, l), r.0.iter().find(|p| (p.0, p.1) == (a & mask6(l), l)).map(|p| p.2));
+            if i % 8 == 0 {
+                check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+            }
+        }
+        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+        let bulk = Lpm6::from_prefixes(r.0.iter().copied());
+        check(&bulk, &edge_keys(&r), |k| r.lookup(k));
+    }
+}

@@ -1,19 +1,21 @@
-//! IPv6 longest-prefix match: a Poptrie (Asai & Ohara, SIGCOMM 2015) over 128-bit keys,
-//! with a 16-bit direct-pointing top level and 64-ary popcount-compressed nodes.
+//! IPv6 longest-prefix match: a /16 direct top array, two dense 8-bit levels (bits
+//! 16-32, 256 entries each, like rte_lpm6's tbl8s but leaf-pushed and only under the /16s
+//! that need them), then a Poptrie (Asai & Ohara, SIGCOMM 2015) of 64-ary
+//! popcount-compressed nodes down to /128.
 //!
-//! Why: nearly all of a full view lies between /19 and /48 and in 2000::/3, so a direct
-//! top array of 2^16 entries (256 KiB, L2-resident) answers or points into a node, and
-//! each 6-bit level is one node (24 bytes: child bitmap, leaf-run bitmap, two bases)
-//! whose children and run-compressed leaves are found by popcount. A /48 is 6 node steps;
-//! the batched lookup advances a burst one level at a time and prefetches each key's next
-//! node, so the misses of the burst overlap. Longer prefixes (to /128) use the same
-//! levels; no separate structure.
+//! Why: in a full view nearly all prefixes lie in 2000::/3 between /19 and /48, only
+//! ~60 /16s and ~7k /24s hold longer prefixes, and keys spread over the announced space
+//! need at most 32 bits for 96% of lookups. So a lookup is the top entry (256 KiB) and at
+//! most two dense entries (~7 MiB for the full view), read branch-free, with no popcount;
+//! only keys inside the /32s that hold longer prefixes walk Poptrie nodes (a /48 is three
+//! steps). The batch prefetches each key's second dense entry while it reads the others'
+//! first, and walks the Poptrie level by level. Figures: docs/measurements.md, IPv6 LPM.
 //!
 //! Leaves hold `value + 1` from prefixes longer than /16 only (0: none in this /16);
 //! prefixes of /16 or shorter live in `short`, per top entry, so changing one never
 //! rebuilds a subtree. A change to a longer prefix rebuilds its /16 chunk and appends it
-//! to the node and leaf arrays; the arrays are laid out afresh when garbage exceeds the
-//! live part. Clones copy the arrays (no sharing between snapshots yet; `Lpm4` shares).
+//! to the arrays; they are laid out afresh when garbage exceeds the live part. Clones
+//! copy the arrays (no sharing between snapshots yet; `Lpm4` shares).
 //!
 //! This module must never allocate or lock in a lookup.
 
@@ -40,7 +42,7 @@ pub struct Lpm6 {
     /// Every prefix (address masked, length) and its value: the control form.
     prefixes: BTreeMap<(u128, u8), u32>,
     /// Per top entry: encoded value of the longest prefix of /16 or shorter covering it.
-    short: Box<[u32]>,
+    short: Box<[u32; CHUNKS]>,
     arrays: Arrays,
 }
 
@@ -54,7 +56,7 @@ impl Lpm6 {
     pub fn new() -> Lpm6 {
         Lpm6 {
             prefixes: BTreeMap::new(),
-            short: vec![0; CHUNKS].into_boxed_slice(),
+            short: layout::zeroed(),
             arrays: Arrays::new(),
         }
     }
@@ -115,12 +117,13 @@ impl Lpm6 {
         self.prefixes.is_empty()
     }
 
-    /// Bytes a lookup can read: top, short, nodes and leaves (garbage included).
+    /// Bytes a lookup can read: top, short, dense entries, nodes and leaves (garbage
+    /// included).
     pub fn memory_bytes(&self) -> usize {
         self.arrays.bytes() + self.short.len() * 4
     }
 
-    /// (nodes, leaves) in the lookup arrays, garbage included.
+    /// (dense and Poptrie nodes, leaves) in the lookup arrays, garbage included.
     pub fn shape(&self) -> (usize, usize) {
         self.arrays.shape()
     }
@@ -186,7 +189,7 @@ impl Lpm6 {
     /// Lays out every chunk afresh into new arrays (drops garbage).
     fn relayout(&mut self) {
         let mut a = Arrays::new();
-        a.top.copy_from_slice(&self.short);
+        a.top.copy_from_slice(&self.short[..]);
         let mut c = 0;
         while c < CHUNKS {
             let p = chunk_prefixes(&self.prefixes, c);
