@@ -12,7 +12,9 @@
 //! rate (exactly: a token costs N times the cycles) and 1/N of the burst (at least one
 //! packet), so the slow path sees the configured rate, not N times it. A flood that
 //! lands on one worker's queues gets that worker's share only: the price of keeping the
-//! buckets per worker (a shared one would take an atomic RMW per punt).
+//! buckets per worker (a shared one would take an atomic RMW per punt). ARP is the
+//! exception, every worker has the whole ARP budget: RSS hashes IP headers, so all ARP
+//! arrives on one queue, and a 1/N share would only shrink what a link flap may send.
 
 use config::startup::PuntConfig;
 use net::icmp::IcmpConfig;
@@ -130,10 +132,13 @@ impl Budgets {
     /// Full buckets for one of `workers` workers sharing `rates` (indexed like
     /// [`Budget::ALL`]) on a TSC of `tsc_hz`.
     pub fn new(rates: &[Rate; Budget::ALL.len()], tsc_hz: u64, workers: usize) -> Budgets {
-        Budgets {
-            buckets: rates.map(|r| Bucket::new(r, tsc_hz, workers)),
-            now: 0,
-        }
+        let mut b = Budget::ALL.iter().zip(rates);
+        let buckets = [(); Budget::ALL.len()].map(|_| match b.next() {
+            Some((Budget::Arp, &r)) => Bucket::new(r, tsc_hz, 1),
+            Some((_, &r)) => Bucket::new(r, tsc_hz, workers),
+            None => unreachable!("one rate per budget"),
+        });
+        Budgets { buckets, now: 0 }
     }
 
     /// The TSC at the start of the burst being dispatched.
@@ -294,6 +299,13 @@ mod tests {
         for n in per_worker {
             assert!((2_499..=2_500).contains(&n), "{per_worker:?}");
         }
+        // ARP is not divided (it all comes in on one queue): the whole burst.
+        r[Budget::Arp as usize] = Rate {
+            pps: 1000,
+            burst: 10,
+        };
+        let mut b = Budgets::new(&r, HZ, 4);
+        assert_eq!((0..50).filter(|_| b.admit(Budget::Arp)).count(), 10);
         // Fewer packets per second than workers: each still gets its share of time.
         r[Budget::Glean as usize] = Rate { pps: 2, burst: 1 };
         let mut b = Budgets::new(&r, HZ, 4);
