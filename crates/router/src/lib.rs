@@ -21,7 +21,9 @@ pub mod fpm;
 mod idle;
 mod learned;
 pub mod metrics;
-mod punt;
+/// Public only for `examples/punt_ir.rs` (callgrind counts of the punt admission).
+#[doc(hidden)]
+pub mod punt;
 mod report;
 mod runtime;
 mod signals;

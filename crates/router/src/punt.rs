@@ -18,7 +18,6 @@ pub mod marks;
 use std::sync::Arc;
 
 use crossbeam_channel::{Sender, TrySendError};
-use net::packet::PacketBuf;
 use net::pipeline::PuntReason;
 use net::wire::arp::ArpPacket;
 use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4};
@@ -65,10 +64,26 @@ pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
 /// Each costs the slow path little, so draining them first does not starve data.
 pub const CONTROL_QUEUE: usize = 1024;
 
+/// Offset of the IPv4 destination address in an untagged IPv4 frame.
+const UNTAGGED_DST: usize = net::wire::ethernet::HEADER_LEN + 16;
+
 /// First IPv4 destination in a frame (below one VLAN tag and any labels).
+#[inline]
 pub fn ipv4_dst(frame: &[u8]) -> Option<u32> {
     // The pipeline checked the header before it punted: only the version and the
-    // address's bytes are read here.
+    // address's bytes are read here. Untagged IPv4 (the glean flood's frames) is read
+    // in place; anything else is walked to its IPv4 header.
+    if let Some(h) = frame.first_chunk::<{ UNTAGGED_DST + 4 }>() {
+        if u16::from_be_bytes([h[12], h[13]]) == ETHERTYPE_IPV4 && h[14] >> 4 == 4 {
+            let dst = &h[UNTAGGED_DST..];
+            return Some(u32::from_be_bytes([dst[0], dst[1], dst[2], dst[3]]));
+        }
+    }
+    ipv4_dst_walked(frame)
+}
+
+#[cold]
+fn ipv4_dst_walked(frame: &[u8]) -> Option<u32> {
     let ip = net::wire::ip_packet(frame)?;
     (ip.first()? >> 4 == 4).then_some(())?;
     Some(u32::from_be_bytes(
@@ -130,14 +145,6 @@ pub fn admission(
     }
 }
 
-/// Why a punt was not queued.
-pub enum Refused {
-    /// Its queue was full (the packet is given back with its class).
-    Full(Punted, PuntClass),
-    /// Dropped in the worker, counted under this reason.
-    Dropped(Punted, RuntimeDrop),
-}
-
 /// One worker's way to the slow path: the two queues, its budgets, and the incomplete
 /// neighbours the slow path marked.
 #[derive(Clone)]
@@ -155,23 +162,52 @@ impl PuntQueues {
         self.budgets.begin_burst(tsc);
     }
 
-    /// Queues `p` by its class, unless its neighbour is incomplete or it is over budget.
+    /// Whether `frame`, punted for `reason` after arriving on `in_port`, may be queued:
+    /// the queue it goes to, or the reason it is dropped in the worker (its neighbour is
+    /// incomplete, or its budget is spent: a token is taken when admitted).
     #[inline]
-    pub fn try_send(&mut self, p: Punted) -> Result<(), Refused> {
-        let frame = p.mbuf.data();
-        match admission(&self.marks, p.reason, p.in_port, frame) {
+    pub fn admit(
+        &mut self,
+        reason: PuntReason,
+        in_port: u16,
+        frame: &[u8],
+    ) -> Result<PuntClass, RuntimeDrop> {
+        if let PuntReason::Glean { port } = reason {
+            return self.admit_glean(port, frame);
+        }
+        match admission(&self.marks, reason, in_port, frame) {
             Admission::Priority => {}
             Admission::Budgeted(b) if self.budgets.admit(b) => {}
-            Admission::Budgeted(b) => return Err(Refused::Dropped(p, b.throttled())),
-            Admission::Drop(why) => return Err(Refused::Dropped(p, why)),
+            Admission::Budgeted(b) => return Err(b.throttled()),
+            Admission::Drop(why) => return Err(why),
         }
-        let class = punt_class(p.reason, frame);
+        Ok(punt_class(reason, frame))
+    }
+
+    /// [`PuntQueues::admit`] for a glean ([`admission`]'s arm, inlined: a scan of a
+    /// connected subnet sends every packet here).
+    #[inline(always)]
+    fn admit_glean(&mut self, port: u16, frame: &[u8]) -> Result<PuntClass, RuntimeDrop> {
+        let marked = ipv4_dst(frame).is_some_and(|ip| self.marks.contains(Mark::Addr { port, ip }));
+        if marked {
+            Err(RuntimeDrop::NeighborIncomplete)
+        } else if self.budgets.admit(Budget::Glean) {
+            Ok(PuntClass::Data)
+        } else {
+            Err(RuntimeDrop::GleanThrottled)
+        }
+    }
+
+    /// Queues `p`, admitted as `class` ([`PuntQueues::admit`]); a full queue gives it
+    /// back.
+    #[inline]
+    pub fn send(&self, class: PuntClass, p: Punted) -> Result<(), Punted> {
         let q = match class {
             PuntClass::Control => &self.control,
             PuntClass::Data => &self.data,
         };
         q.try_send(p).map_err(|e| match e {
-            TrySendError::Full(p) | TrySendError::Disconnected(p) => Refused::Full(p, class),
+            TrySendError::Full(p) | TrySendError::Disconnected(p) => p,
         })
     }
 }
@@ -303,5 +339,68 @@ mod tests {
                 "{reason:?}"
             );
         }
+    }
+
+    fn queues(marks: NeighborMarks, glean: budget::Rate) -> PuntQueues {
+        let mut rates = [budget::Rate {
+            pps: 1000,
+            burst: 1000,
+        }; 6];
+        rates[Budget::Glean as usize] = glean;
+        let (control, _) = crossbeam_channel::bounded(1);
+        let (data, _) = crossbeam_channel::bounded(1);
+        PuntQueues {
+            control,
+            data,
+            budgets: Budgets::new(&rates, 1_000_000, 1),
+            marks: Arc::new(marks),
+        }
+    }
+
+    #[test]
+    fn a_glean_is_admitted_as_admission_says_and_a_marked_one_takes_no_token() {
+        let marks = NeighborMarks::default();
+        marks.insert(Mark::Addr {
+            port: 1,
+            ip: u32::from_be_bytes([10, 1, 0, 9]),
+        });
+        let mut q = queues(marks, budget::Rate { pps: 1, burst: 2 });
+        let mut to_marked = ipv4(17, false);
+        to_marked[30..34].copy_from_slice(&[10, 1, 0, 9]);
+        let mut tagged = ipv4(17, true);
+        tagged[34..38].copy_from_slice(&[10, 1, 0, 9]);
+        let mut labelled = to_marked.clone();
+        labelled.splice(12..14, [0x88, 0x47, 0, 0, 0x11, 0x40]);
+        let mut other = to_marked.clone();
+        other[33] = 8;
+        let glean = PuntReason::Glean { port: 1 };
+        q.begin_burst(1);
+        for f in [&to_marked, &tagged, &labelled, &to_marked, &tagged] {
+            // What `admission` decides, without the budget (the bucket holds 2).
+            assert_eq!(
+                admission(&q.marks, glean, 0, f),
+                Admission::Drop(RuntimeDrop::NeighborIncomplete)
+            );
+            assert_eq!(q.admit(glean, 0, f), Err(RuntimeDrop::NeighborIncomplete));
+        }
+        assert_eq!(
+            admission(&q.marks, glean, 0, &other),
+            Admission::Budgeted(Budget::Glean)
+        );
+        let got: Vec<_> = (0..3).map(|_| q.admit(glean, 0, &other)).collect();
+        assert_eq!(
+            got,
+            [
+                Ok(PuntClass::Data),
+                Ok(PuntClass::Data),
+                Err(RuntimeDrop::GleanThrottled)
+            ],
+            "the marked packets took none of the 2 tokens"
+        );
+        // The destination read in place (untagged) is the one walked to.
+        for f in [&to_marked, &tagged, &labelled, &other] {
+            assert_eq!(ipv4_dst(f), ipv4_dst_walked(f));
+        }
+        assert_eq!(ipv4_dst(&other), Some(u32::from_be_bytes([10, 1, 0, 8])));
     }
 }

@@ -13,11 +13,12 @@ use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
+use net::packet::PacketBuf;
 use net::pipeline::{DropReason, PuntReason, Verdict};
 
 use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
 use crate::idle::{Backoff, IdleStep};
-use crate::punt::{PuntClass, PuntQueues, Refused};
+use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
@@ -158,25 +159,29 @@ impl<F: Forwarder> Worker<F> {
                     dropped += 1;
                     push_drop(drops, m, c, r.index())
                 }
-                Verdict::SlowPath(reason) => {
-                    let p = Punted {
-                        mbuf: m,
-                        reason,
-                        in_port: port,
-                    };
-                    match self.punt.try_send(p) {
-                        Ok(()) => slow += 1,
-                        Err(Refused::Full(p, class)) => {
-                            overflow += 1;
-                            overflow_control += (class == PuntClass::Control) as u64;
-                            drop(p);
-                        }
-                        Err(Refused::Dropped(p, why)) => {
-                            dropped += 1;
-                            push_drop(drops, p.mbuf, c, why.index())
+                // Admitted (or dropped in the worker: neighbour incomplete, over budget)
+                // before anything is built for the hand-off.
+                Verdict::SlowPath(reason) => match self.punt.admit(reason, port, m.data()) {
+                    Err(why) => {
+                        dropped += 1;
+                        push_drop(drops, m, c, why.index())
+                    }
+                    Ok(class) => {
+                        let p = Punted {
+                            mbuf: m,
+                            reason,
+                            in_port: port,
+                        };
+                        match self.punt.send(class, p) {
+                            Ok(()) => slow += 1,
+                            Err(p) => {
+                                overflow += 1;
+                                overflow_control += (class == PuntClass::Control) as u64;
+                                drop(p);
+                            }
                         }
                     }
-                }
+                },
             }
         }
         let fwd = n - dropped - slow - overflow;

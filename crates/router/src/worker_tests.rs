@@ -139,7 +139,7 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
         punt: PuntQueues {
             control: control_tx,
             data: data_tx,
-            budgets: Budgets::new(&rates, dpdk::tsc_hz()),
+            budgets: Budgets::new(&rates, dpdk::tsc_hz(), 1),
             marks: marks.clone(),
         },
         inject: Some(inject_rx),

@@ -1,5 +1,6 @@
-//! `punt:`: how many packets per second of each punt reason one worker may hand to the
-//! slow path, and the largest burst. Beyond that a worker drops them itself (counted as
+//! `punt:`: how many packets per second of each punt reason the workers may hand to the
+//! slow path, and the largest burst (divided among the workers, except ARP's: see
+//! docs/slow-path.md). Beyond that a worker drops them itself (counted as
 //! `<reason>_throttled`). Unset keys take the runtime's defaults, which follow what the
 //! slow path will do with the packets (ICMP errors: `icmp_rate_limit`; echo: its echo
 //! limit; see docs/slow-path.md); this module only decodes and checks the numbers.

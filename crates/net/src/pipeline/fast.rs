@@ -10,7 +10,7 @@
 //! rule that nothing is written before the verdict still holds). Anything else (reserved
 //! labels, TTL 1, IP options, martians, frames not addressed to the input port's MAC,
 //! sources that may be the router's own, swap-and-push, pops that expose a label, local
-//! and connected routes, unresolved neighbours, a packet too big, a stack the staged walk
+//! routes, unresolved neighbours, a packet too big, a stack the staged walk
 //! would refuse) returns `None` untouched, and the staged path decides it.
 //!
 //! Written for instruction count (the stage's cost is about proportional to it): fixed-size
@@ -18,13 +18,15 @@
 //! mutably once where the decision ends in a write, and checks folded where an equivalent
 //! form is cheaper (see `wire::checksum`).
 //!
+//! One punt is decided here: IPv4 to a connected subnet's host without an adjacency
+//! (glean), so that a scan of the subnet costs no more than a no-route drop.
 //! It must only ever give the staged path's result: `tests/pipeline_fast_path.rs` runs
 //! random tables and frames through both ([`super::Pipeline::process_burst_staged`]) and
 //! compares verdicts and bytes.
 
 use super::local::{LocalAddrs, MacKey};
 use super::mpls::exposed_plain_ipv4;
-use super::{hash, Verdict};
+use super::{hash, PuntReason, Verdict};
 use crate::fib::{
     AdjId, Adjacency, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL,
     NO_ROUTE,
@@ -198,6 +200,21 @@ pub(crate) fn ipv4_input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option
         return None;
     }
     Some(be32(ip, dst))
+}
+
+/// The verdict for a packet [`ipv4_input`] accepted that [`ipv4_forward`] turned away:
+/// towards an on-link host without an adjacency (`route` is a connected subnet's), it
+/// is punted for ARP (glean) exactly as the stages would punt it ([`ipv4_input`] lets
+/// only TTL above 1 through), without walking them, so that a scan of a connected
+/// subnet costs no more than a no-route drop; `None` (to the stages) otherwise. Apart
+/// from [`ipv4_forward`]: there, even as a cold call, the check cost forwarded packets 11
+/// instructions; inlined (a call in the caller's loop made it spill).
+#[inline(always)]
+pub(crate) fn glean(fib: &Fib, route: RouteId) -> Option<Verdict> {
+    match (route != NO_ROUTE).then(|| fib.route(route).target)? {
+        RouteTarget::Connected { port } => Some(Verdict::SlowPath(PuntReason::Glean { port })),
+        _ => None,
+    }
 }
 
 /// Forwards a packet [`ipv4_input`] accepted, when `route` leads to a resolved adjacency

@@ -334,10 +334,13 @@ impl Pipeline {
                 for (&i, &route) in ipv4[..f].iter().zip(&routes[..f]) {
                     match fast::ipv4_forward(fib, &mut p[i as usize], route) {
                         Some(fwd) => v[i as usize] = fwd,
-                        None => {
-                            staged[m] = i;
-                            m += 1;
-                        }
+                        None => match fast::glean(fib, route) {
+                            Some(punt) => v[i as usize] = punt,
+                            None => {
+                                staged[m] = i;
+                                m += 1;
+                            }
+                        },
                     }
                 }
             }

@@ -5,7 +5,16 @@
 //!
 //! One TSC-driven token bucket per reason, per worker: integer arithmetic on the
 //! worker's own state, no syscall, no atomic, no division per packet. The worker passes
-//! the TSC it already read for the burst ([`Budgets::begin_burst`]).
+//! the TSC it already read for the burst ([`Budgets::begin_burst`]); a bucket is refilled
+//! once per burst, at its first packet, so a packet over budget costs one compare.
+//!
+//! The configured rates are the router's: with N workers each bucket gets 1/N of the
+//! rate (exactly: a token costs N times the cycles) and 1/N of the burst (at least one
+//! packet), so the slow path sees the configured rate, not N times it. A flood that
+//! lands on one worker's queues gets that worker's share only: the price of keeping the
+//! buckets per worker (a shared one would take an atomic RMW per punt). ARP is the
+//! exception, every worker has the whole ARP budget: RSS hashes IP headers, so all ARP
+//! arrives on one queue, and a 1/N share would only shrink what a link flap may send.
 
 use config::startup::PuntConfig;
 use net::icmp::IcmpConfig;
@@ -74,12 +83,15 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn new(r: Rate, tsc_hz: u64) -> Bucket {
+    /// A full bucket for `r` shared by `workers` buckets like it (at least 1).
+    fn new(r: Rate, tsc_hz: u64, workers: usize) -> Bucket {
+        let workers = workers.max(1) as u64;
         let cost = match r.pps {
             0 => u64::MAX,
-            pps => (tsc_hz / pps as u64).max(1),
+            pps => (tsc_hz.saturating_mul(workers) / pps as u64).max(1),
         };
-        let cap = cost.saturating_mul(r.burst.max(1) as u64);
+        let burst = (r.burst as u64).div_ceil(workers).max(1);
+        let cap = cost.saturating_mul(burst);
         Bucket {
             cost,
             cap,
@@ -88,11 +100,19 @@ impl Bucket {
         }
     }
 
-    #[inline]
-    fn admit(&mut self, now: u64) -> bool {
+    /// Adds the credit of the cycles since the last refill (none if the clock went back).
+    #[cold]
+    fn refill(&mut self, now: u64) {
         let grown = self.credit.saturating_add(now.saturating_sub(self.last));
         self.credit = grown.min(self.cap);
         self.last = self.last.max(now);
+    }
+
+    #[inline]
+    fn admit(&mut self, now: u64) -> bool {
+        if self.last != now {
+            self.refill(now);
+        }
         if self.credit < self.cost {
             return false;
         }
@@ -109,12 +129,16 @@ pub struct Budgets {
 }
 
 impl Budgets {
-    /// Full buckets for `rates` (indexed like [`Budget::ALL`]) on a TSC of `tsc_hz`.
-    pub fn new(rates: &[Rate; Budget::ALL.len()], tsc_hz: u64) -> Budgets {
-        Budgets {
-            buckets: rates.map(|r| Bucket::new(r, tsc_hz)),
-            now: 0,
-        }
+    /// Full buckets for one of `workers` workers sharing `rates` (indexed like
+    /// [`Budget::ALL`]) on a TSC of `tsc_hz`.
+    pub fn new(rates: &[Rate; Budget::ALL.len()], tsc_hz: u64, workers: usize) -> Budgets {
+        let mut b = Budget::ALL.iter().zip(rates);
+        let buckets = [(); Budget::ALL.len()].map(|_| match b.next() {
+            Some((Budget::Arp, &r)) => Bucket::new(r, tsc_hz, 1),
+            Some((_, &r)) => Bucket::new(r, tsc_hz, workers),
+            None => unreachable!("one rate per budget"),
+        });
+        Budgets { buckets, now: 0 }
     }
 
     /// The TSC at the start of the burst being dispatched.
@@ -191,7 +215,7 @@ mod tests {
     fn one(pps: u32, burst: u32) -> Budgets {
         let mut r = [Rate { pps: 0, burst: 1 }; 6];
         r[Budget::Glean as usize] = Rate { pps, burst };
-        Budgets::new(&r, HZ)
+        Budgets::new(&r, HZ, 1)
     }
 
     #[test]
@@ -247,6 +271,51 @@ mod tests {
         let r = rates(&c, &icmp);
         assert_eq!(r[Budget::Glean as usize], Rate { pps: 9, burst: 256 });
         assert_eq!(r[Budget::TtlExpired as usize], Rate { pps: 7, burst: 1 });
+    }
+
+    #[test]
+    fn workers_share_the_configured_rate_and_burst() {
+        let mut r = [Rate { pps: 0, burst: 1 }; 6];
+        r[Budget::Glean as usize] = Rate {
+            pps: 1000,
+            burst: 10,
+        };
+        let mut workers: Vec<Budgets> = (0..4).map(|_| Budgets::new(&r, HZ, 4)).collect();
+        // A full bucket holds ceil(10 / 4) = 3 packets per worker.
+        let first: Vec<usize> = workers
+            .iter_mut()
+            .map(|w| (0..50).filter(|_| w.admit(Budget::Glean)).count())
+            .collect();
+        assert_eq!(first, [3; 4]);
+        // Then 250 pps each: 10,000 over 10 s in all (not 4 x 10,000), each worker
+        // offered a packet every 10 µs (100,000 pps).
+        let mut per_worker = [0u32; 4];
+        for i in 1..=1_000_000u64 {
+            for (w, n) in workers.iter_mut().zip(per_worker.iter_mut()) {
+                w.begin_burst(i * 10);
+                *n += w.admit(Budget::Glean) as u32;
+            }
+        }
+        for n in per_worker {
+            assert!((2_499..=2_500).contains(&n), "{per_worker:?}");
+        }
+        // ARP is not divided (it all comes in on one queue): the whole burst.
+        r[Budget::Arp as usize] = Rate {
+            pps: 1000,
+            burst: 10,
+        };
+        let mut b = Budgets::new(&r, HZ, 4);
+        assert_eq!((0..50).filter(|_| b.admit(Budget::Arp)).count(), 10);
+        // Fewer packets per second than workers: each still gets its share of time.
+        r[Budget::Glean as usize] = Rate { pps: 2, burst: 1 };
+        let mut b = Budgets::new(&r, HZ, 4);
+        let n: u32 = (0..10_000u64)
+            .map(|i| {
+                b.begin_burst(i * 1_000);
+                b.admit(Budget::Glean) as u32
+            })
+            .sum();
+        assert_eq!(n, 5, "0.5 pps over 10 s (the first from the full bucket)");
     }
 
     #[test]

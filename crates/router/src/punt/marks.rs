@@ -4,10 +4,15 @@
 //! by the slow path (Linux's `unres_qlen`), and the rest would only overflow its hold.
 //!
 //! Published without locks: a fixed table of 8-way buckets (one cache line each) of
-//! `AtomicU64` keys. The slow path is the only writer (plain relaxed stores); workers
-//! read with relaxed loads, only for packets that are about to be punted for a missing
-//! MAC, so forwarded traffic never looks here. A full bucket just leaves an address
-//! unmarked: its packets are punted, within the glean budget, as before.
+//! `AtomicU64` keys, and one 64-bit summary word per bucket (8 KiB in all, so it stays
+//! in cache under a scan of a /16, where the 64 KiB of buckets would miss on every
+//! packet): a key's bucket and summary bit come from one hash, and a clear bit answers
+//! "not marked" without reading the bucket. The slow path is the only writer (plain
+//! relaxed stores: the key before its bit, the bit cleared only when no other key of
+//! its bucket has it); workers read with relaxed loads, only for packets that are about
+//! to be punted for a missing MAC, so forwarded traffic never looks here. A full bucket
+//! just leaves an address unmarked: its packets are punted, within the glean budget, as
+//! before.
 //! Marks never outlive their resolution: the slow path clears one when the neighbour
 //! answers or the resolution is given up (its entries age out with it).
 
@@ -41,14 +46,19 @@ impl Mark {
     }
 }
 
+/// A key's bucket (the hash's top 10 bits) and its bit in the bucket's summary word (the
+/// next 6 bits).
 #[inline]
-fn bucket_of(key: u64) -> usize {
-    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize & (BUCKETS - 1)
+fn place(key: u64) -> (usize, u64) {
+    let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h >> 54) as usize & (BUCKETS - 1), 1 << ((h >> 48) & 63))
 }
 
 /// The shared table (one per router, in an `Arc`).
 pub struct NeighborMarks {
     buckets: Box<[Bucket]>,
+    /// Per bucket, the summary bits of the keys in it.
+    summary: Box<[AtomicU64]>,
 }
 
 impl Default for NeighborMarks {
@@ -57,6 +67,7 @@ impl Default for NeighborMarks {
             buckets: (0..BUCKETS)
                 .map(|_| Bucket([const { AtomicU64::new(0) }; WAYS]))
                 .collect(),
+            summary: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 }
@@ -66,22 +77,24 @@ impl NeighborMarks {
     #[inline]
     pub fn contains(&self, m: Mark) -> bool {
         let k = m.key();
-        self.buckets[bucket_of(k)]
-            .0
-            .iter()
-            .any(|s| s.load(Relaxed) == k)
+        let (b, bit) = place(k);
+        self.summary[b].load(Relaxed) & bit != 0
+            && self.buckets[b].0.iter().any(|s| s.load(Relaxed) == k)
     }
 
     /// Marks `m`; false when its bucket is full (slow path only: one writer).
     pub fn insert(&self, m: Mark) -> bool {
         let k = m.key();
-        let b = &self.buckets[bucket_of(k)].0;
+        let (i, bit) = place(k);
+        let b = &self.buckets[i].0;
         if b.iter().any(|s| s.load(Relaxed) == k) {
             return true;
         }
         match b.iter().find(|s| s.load(Relaxed) == 0) {
             Some(s) => {
                 s.store(k, Relaxed);
+                let sum = &self.summary[i];
+                sum.store(sum.load(Relaxed) | bit, Relaxed);
                 true
             }
             None => false,
@@ -91,10 +104,19 @@ impl NeighborMarks {
     /// Clears `m` (slow path only).
     pub fn remove(&self, m: Mark) {
         let k = m.key();
-        for s in self.buckets[bucket_of(k)].0.iter() {
-            if s.load(Relaxed) == k {
-                s.store(0, Relaxed);
+        let (i, bit) = place(k);
+        let b = &self.buckets[i].0;
+        let mut shared = false;
+        for s in b.iter() {
+            match s.load(Relaxed) {
+                v if v == k => s.store(0, Relaxed),
+                0 => {}
+                v => shared |= place(v).1 == bit,
             }
+        }
+        if !shared {
+            let sum = &self.summary[i];
+            sum.store(sum.load(Relaxed) & !bit, Relaxed);
         }
     }
 }
@@ -125,9 +147,21 @@ mod tests {
         }
         assert_eq!(ok.len(), BUCKETS * WAYS);
         assert!(ok.iter().all(|m| t.contains(*m)));
+        // Removing half leaves the other half found (a summary bit shared by two keys
+        // of a bucket stays while either is marked).
+        for m in ok.iter().step_by(2) {
+            t.remove(*m);
+        }
+        for (n, m) in ok.iter().enumerate() {
+            assert_eq!(t.contains(*m), n % 2 == 1, "{m:?}");
+        }
         for m in &ok {
             t.remove(*m);
         }
         assert!((0..65_536u32).all(|ip| !t.contains(Mark::Addr { port: 0, ip })));
+        assert!(
+            t.summary.iter().all(|s| s.load(Relaxed) == 0),
+            "an empty table has no summary bit left"
+        );
     }
 }

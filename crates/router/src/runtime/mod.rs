@@ -249,6 +249,7 @@ fn start_threads(
     let budgets = crate::punt::Budgets::new(
         &crate::punt::budget::rates(&spec.routing.startup.punt, &spec.routing.icmp),
         dpdk::tsc_hz(),
+        plan.len(),
     );
     let mut q = Queues::new(budgets, marks.clone());
     q.punted.data_delay = (spec.test_fault == Some(crate::spec::TestFault::SlowData))
