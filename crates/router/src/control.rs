@@ -19,7 +19,7 @@ use net::rcu::Rcu;
 
 use crate::learned::Learned;
 use crate::metrics::ControlStats;
-use crate::slowpath::{SlowPathEvent, StaticNeighbors};
+use crate::slowpath::{NbrAddr, SlowPathEvent, StaticNeighbors};
 use crate::watch::WatchStatus;
 
 /// How often the routes file's inode, mtime and size are checked: the fallback when
@@ -369,6 +369,14 @@ impl ControlPlane {
                         .learn(d, &self.ports, is_static, (port, ip, mac))
                 }
                 SlowPathEvent::NeighborGone { port, ip } => self.learned.forget(d, port, ip),
+                SlowPathEvent::Neighbor6Learned { port, ip, mac } => {
+                    let n = NbrAddr::v6(ip);
+                    self.learned
+                        .learn_addr(d, &self.ports, false, (port, n, mac))
+                }
+                SlowPathEvent::Neighbor6Gone { port, ip } => {
+                    self.learned.forget_addr(d, port, NbrAddr::v6(ip))
+                }
             };
             match r {
                 Ok(true) => {
@@ -378,6 +386,9 @@ impl ControlPlane {
                             self.book.learned(port, ip, Instant::now())
                         }
                         SlowPathEvent::NeighborGone { port, ip } => self.book.forgotten(port, ip),
+                        // The source book knows IPv4 neighbours only.
+                        SlowPathEvent::Neighbor6Learned { .. }
+                        | SlowPathEvent::Neighbor6Gone { .. } => {}
                     }
                 }
                 Ok(false) => {}
