@@ -139,6 +139,7 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
                 "direction" => 2,
                 "family" => 2, // ipv4, ipv6
                 "type" => icmp_types,
+                "message" => router::metrics::NdpCount::ALL.len(),
                 "version" | "git_rev" | "dpdk_version" => 1,
                 other => panic!("{fam}: label {other:?} has no bound here; add one"),
             };

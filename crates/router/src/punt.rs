@@ -7,10 +7,12 @@
 //! Before a packet is queued, the worker drops what the slow path would only drop later:
 //! packets towards a neighbour whose ARP request is outstanding ([`marks`]), and punts
 //! over their reason's per-worker budget ([`budget`]). Routing protocols, link-local
-//! multicast and ARP from a neighbour being resolved are classified first: no budget.
+//! multicast and ARP or NDP from a neighbour being resolved are classified first: no
+//! budget.
 //!
-//! The check reads at most the Ethernet, one VLAN tag and the IPv4 or ARP header of a
-//! packet that is already leaving the fast path: no allocation, no lock, no atomic RMW.
+//! The check reads at most the Ethernet, one VLAN tag, any labels and the IPv4, IPv6
+//! (and NDP target) or ARP header of a packet that is already leaving the fast path: no
+//! allocation, no lock, no atomic RMW.
 
 pub mod budget;
 pub mod marks;
@@ -20,7 +22,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Sender, TrySendError};
 use net::pipeline::PuntReason;
 use net::wire::arp::ArpPacket;
-use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4};
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use net::wire::ipv4;
 
 use crate::counters::RuntimeDrop;
@@ -39,19 +41,27 @@ pub enum PuntClass {
 /// or hands up, but never control-plane protocol traffic.
 const PROTO_ICMP: u8 = 1;
 
-/// The IPv4 protocol of an untagged or single-tagged IPv4 frame.
-fn ipv4_proto(frame: &[u8]) -> Option<u8> {
+/// IPv6 next header of ICMPv6 (echo requests, like ICMP: data).
+const NH_ICMPV6: u8 = 58;
+
+/// Whether the protocol of an untagged or single-tagged IPv4 or IPv6 frame (the IPv6
+/// fixed header's next header) is ICMP or ICMPv6; `None` for other frames.
+fn is_icmp(frame: &[u8]) -> Option<bool> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
-    (eth.ethertype() == ETHERTYPE_IPV4).then_some(())?;
-    frame.get(eth.header_len() + ipv4::field::PROTOCOL).copied()
+    let l3 = eth.header_len();
+    match eth.ethertype() {
+        ETHERTYPE_IPV4 => Some(*frame.get(l3 + ipv4::field::PROTOCOL)? == PROTO_ICMP),
+        ETHERTYPE_IPV6 => Some(*frame.get(l3 + 6)? == NH_ICMPV6),
+        _ => None,
+    }
 }
 
 /// The class of a packet punted for `reason`.
 pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
     match reason {
         PuntReason::Arp | PuntReason::LinkLocalMulticast | PuntReason::Ndp => PuntClass::Control,
-        PuntReason::LocalDelivery => match ipv4_proto(frame) {
-            Some(p) if p != PROTO_ICMP => PuntClass::Control,
+        PuntReason::LocalDelivery => match is_icmp(frame) {
+            Some(false) => PuntClass::Control,
             _ => PuntClass::Data,
         },
         _ => PuntClass::Data,
@@ -66,6 +76,28 @@ pub const CONTROL_QUEUE: usize = 1024;
 
 /// Offset of the IPv4 destination address in an untagged IPv4 frame.
 const UNTAGGED_DST: usize = net::wire::ethernet::HEADER_LEN + 16;
+
+/// First IPv6 destination in a frame (below one VLAN tag and any labels).
+pub fn ipv6_dst(frame: &[u8]) -> Option<u128> {
+    let ip = net::wire::ip_packet(frame)?;
+    (ip.first()? >> 4 == 6).then_some(())?;
+    Some(u128::from_be_bytes(ip.get(24..40)?.try_into().ok()?))
+}
+
+/// The address an NDP message speaks for: an advertisement's target, a solicitation's
+/// source (a neighbour resolving the router while the router resolves it).
+fn ndp_subject(frame: &[u8]) -> Option<u128> {
+    let ip = net::wire::ip_packet(frame)?;
+    if ip.first()? >> 4 != 6 || *ip.get(6)? != net::wire::ipv6::NH_ICMPV6 {
+        return None;
+    }
+    let at = match *ip.get(40)? {
+        net::wire::ndp::TYPE_NEIGHBOR_ADVERT => 48..64,
+        net::wire::ndp::TYPE_NEIGHBOR_SOLICIT => 8..24,
+        _ => return None,
+    };
+    Some(u128::from_be_bytes(ip.get(at)?.try_into().ok()?))
+}
 
 /// First IPv4 destination in a frame (below one VLAN tag and any labels).
 #[inline]
@@ -131,17 +163,19 @@ pub fn admission(
         },
         PuntReason::TtlExpired { .. } => Admission::Budgeted(Budget::TtlExpired),
         PuntReason::FragNeeded { .. } => Admission::Budgeted(Budget::FragNeeded),
-        PuntReason::Glean { port } => match ipv4_dst(frame) {
-            Some(ip) => incomplete(Mark::Addr { port, ip }),
-            None => Admission::Budgeted(Budget::Glean),
+        PuntReason::Glean { port } => match (ipv4_dst(frame), ipv6_dst(frame)) {
+            (Some(ip), _) => incomplete(Mark::Addr { port, ip }),
+            (_, Some(ip)) => incomplete(Mark::Addr6 { port, ip }),
+            _ => Admission::Budgeted(Budget::Glean),
         },
         PuntReason::ArpNeeded { adj } => incomplete(Mark::Adj(adj)),
-        // IPv6 (issue #20): NDP is budgeted as ARP, no-route errors as the slow path's
-        // other work until the IPv6 slow path gives them their own budgets.
-        PuntReason::Ndp => Admission::Budgeted(Budget::Arp),
-        PuntReason::RouterAlert | PuntReason::IpOptions | PuntReason::Unreachable { .. } => {
-            Admission::Budgeted(Budget::Other)
-        }
+        // NDP is budgeted as ARP, except from a neighbour being resolved.
+        PuntReason::Ndp => match ndp_subject(frame) {
+            Some(ip) if marks.contains(Mark::Addr6 { port: in_port, ip }) => Admission::Priority,
+            _ => Admission::Budgeted(Budget::Arp),
+        },
+        PuntReason::Unreachable { .. } => Admission::Budgeted(Budget::Unreachable),
+        PuntReason::RouterAlert | PuntReason::IpOptions => Admission::Budgeted(Budget::Other),
     }
 }
 
@@ -188,7 +222,10 @@ impl PuntQueues {
     /// connected subnet sends every packet here).
     #[inline(always)]
     fn admit_glean(&mut self, port: u16, frame: &[u8]) -> Result<PuntClass, RuntimeDrop> {
-        let marked = ipv4_dst(frame).is_some_and(|ip| self.marks.contains(Mark::Addr { port, ip }));
+        let marked = match ipv4_dst(frame) {
+            Some(ip) => self.marks.contains(Mark::Addr { port, ip }),
+            None => ipv6_dst(frame).is_some_and(|ip| self.marks.contains(Mark::Addr6 { port, ip })),
+        };
         if marked {
             Err(RuntimeDrop::NeighborIncomplete)
         } else if self.budgets.admit(Budget::Glean) {
@@ -345,7 +382,7 @@ mod tests {
         let mut rates = [budget::Rate {
             pps: 1000,
             burst: 1000,
-        }; 6];
+        }; Budget::ALL.len()];
         rates[Budget::Glean as usize] = glean;
         let (control, _) = crossbeam_channel::bounded(1);
         let (data, _) = crossbeam_channel::bounded(1);
@@ -402,5 +439,84 @@ mod tests {
             assert_eq!(ipv4_dst(f), ipv4_dst_walked(f));
         }
         assert_eq!(ipv4_dst(&other), Some(u32::from_be_bytes([10, 1, 0, 8])));
+    }
+
+    /// An Ethernet/IPv6 frame from `src` to `dst` with `icmp` as ICMPv6 message.
+    fn ipv6(src: [u8; 16], dst: [u8; 16], icmp: &[u8]) -> Vec<u8> {
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(&[0x86, 0xdd, 0x60, 0, 0, 0, 0, icmp.len() as u8, 58, 255]);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(icmp);
+        f
+    }
+
+    #[test]
+    fn ipv6_ndp_from_a_neighbour_being_resolved_first_unreachable_budgeted() {
+        use Admission::*;
+        let marks = NeighborMarks::default();
+        let (us, nb, other) = (
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7],
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8],
+        );
+        marks.insert(Mark::Addr6 {
+            port: 1,
+            ip: u128::from_be_bytes(nb),
+        });
+        let mut na = vec![136, 0, 0, 0, 0x60, 0, 0, 0];
+        na.extend_from_slice(&nb);
+        let mut ns = vec![135, 0, 0, 0, 0, 0, 0, 0];
+        ns.extend_from_slice(&us);
+        let ndp = PuntReason::Ndp;
+        let arp = Budgeted(Budget::Arp);
+        // BGP over IPv6 to the router: control traffic, like over IPv4.
+        let mut tcp6 = ipv6(nb, us, &[0; 20]);
+        tcp6[14 + 6] = 6;
+        let glean = PuntReason::Glean { port: 1 };
+        for (reason, in_port, frame, want) in [
+            (ndp, 1, ipv6(nb, us, &na), Priority),
+            (ndp, 0, ipv6(nb, us, &na), arp),
+            (ndp, 1, ipv6(nb, us, &ns), Priority),
+            (ndp, 1, ipv6(other, us, &ns), arp),
+            (
+                PuntReason::LocalDelivery,
+                0,
+                ipv6(nb, us, &na),
+                Budgeted(Budget::Echo),
+            ),
+            (PuntReason::LocalDelivery, 0, tcp6.clone(), Priority),
+            (
+                glean,
+                0,
+                ipv6(other, nb, &[]),
+                Drop(RuntimeDrop::NeighborIncomplete),
+            ),
+            (glean, 0, ipv6(nb, other, &[]), Budgeted(Budget::Glean)),
+            (
+                PuntReason::Unreachable { in_port: 0 },
+                0,
+                ipv6(nb, other, &[]),
+                Budgeted(Budget::Unreachable),
+            ),
+        ] {
+            assert_eq!(
+                admission(&marks, reason, in_port, &frame),
+                want,
+                "{reason:?} {in_port}"
+            );
+        }
+        // The worker's inlined glean arm agrees for IPv6.
+        let mut q = queues(marks, budget::Rate { pps: 1, burst: 1 });
+        q.begin_burst(1);
+        let to_marked = ipv6(other, nb, &[]);
+        assert_eq!(
+            q.admit(glean, 0, &to_marked),
+            Err(RuntimeDrop::NeighborIncomplete)
+        );
+        assert_eq!(
+            q.admit(glean, 0, &ipv6(nb, other, &[])),
+            Ok(PuntClass::Data)
+        );
     }
 }
