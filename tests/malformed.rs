@@ -112,11 +112,14 @@ fn bad_frames() -> Vec<(&'static str, Vec<u8>, &'static str)> {
         f.extend_from_slice(&g[12..]);
         v.push((name, f, "vlan_tagged"));
     }
-    for et in [0x86ddu16, 0x88cc, 0x8848, 0x0000, 0xffff] {
+    for et in [0x88ccu16, 0x8848, 0x0000, 0xffff] {
         let mut f = g.clone();
         f[12..14].copy_from_slice(&et.to_be_bytes());
         v.push(("unknown ethertype", f, "unsupported_ethertype"));
     }
+    let mut v4_as_v6 = g.clone();
+    v4_as_v6[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+    v.push(("IPv4 under the IPv6 ethertype", v4_as_v6, "bad_ipv6_header"));
     let mut src0 = good(6);
     src0[26..30].copy_from_slice(&[127, 0, 0, 1]);
     fill_ipv4_checksum(&mut src0, 14);
