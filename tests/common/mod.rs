@@ -2,6 +2,7 @@
 //! prefix, bounded run time, no process left behind.
 #![allow(dead_code)]
 
+pub mod nsrouter;
 pub mod oracles;
 #[allow(unused_imports)]
 pub use oracles::{arp_frame, checksum, fill_ipv4_checksum, into_echo_request, promtool_check};
