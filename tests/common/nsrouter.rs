@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use super::{bin, TempDir};
@@ -14,8 +14,8 @@ use super::{bin, TempDir};
 /// (`, mtu: 1280`), empty for none.
 pub struct Port<'a>(pub &'a str, pub &'a str, pub &'a str, pub &'a str);
 
-/// The running router; its output (stdout: startup lines and the stop summary) goes to
-/// `<name>.log` in the test's directory.
+/// The running router; its output (startup lines, errors, EAL's log and the stop summary)
+/// goes to `<name>.log` in the test's directory.
 pub struct NsRouter {
     child: Option<Child>,
     log: PathBuf,
@@ -42,17 +42,18 @@ impl NsRouter {
         let cfg_path = dir.path(&format!("{name}.yaml"));
         std::fs::write(&cfg_path, cfg).unwrap();
         let log = dir.path(&format!("{name}.log"));
+        let out = std::fs::File::create(&log).unwrap();
         let child = Command::new("ip")
             .args(["netns", "exec", ns])
             .arg(bin())
             .args(["run", "--stats-interval", "0", "--duration", "120"])
             .arg("--config")
             .arg(&cfg_path)
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
+            .stderr(out.try_clone().unwrap())
+            .stdout(out)
             .spawn()
             .unwrap();
-        let r = NsRouter {
+        let mut r = NsRouter {
             child: Some(child),
             log,
         };
@@ -65,10 +66,17 @@ impl NsRouter {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// Waits (at most 20 s) until the router has printed `text`.
-    pub fn wait_for(&self, text: &str) {
+    /// Waits (at most 20 s) until the router has printed `text`; fails at once, with its
+    /// output, if the router exits first (a config it rejects, say).
+    pub fn wait_for(&mut self, text: &str) {
         let start = Instant::now();
         while !self.output().contains(text) {
+            let exited = self.child.as_mut().map(|c| c.try_wait().ok().flatten());
+            assert!(
+                !matches!(exited, Some(Some(_))),
+                "router exited ({exited:?}) before printing {text:?}:\n{}",
+                self.output()
+            );
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "router never printed {text:?}:\n{}",
