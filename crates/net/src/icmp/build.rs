@@ -27,18 +27,26 @@ struct Received<'a> {
     ip: Ipv4Packet<&'a [u8]>,
 }
 
-fn locate(frame: &[u8], max_depth: usize) -> Result<Received<'_>, IcmpError> {
-    let eth = EthernetFrame::new_checked(frame).map_err(|_| IcmpError::NotIpv4)?;
-    let eth_dst = eth.dst_addr();
+/// The destination MAC, the label stack (if labelled) and what follows it (or the
+/// Ethernet header) of a frame whose ethertype is `ip_ethertype` or MPLS.
+pub(super) type L2Parts<'a> = ([u8; 6], Option<LabelStack<'a>>, &'a [u8]);
+
+pub(super) fn split_l2(frame: &[u8], max_depth: usize, ip_ethertype: u16) -> Option<L2Parts<'_>> {
+    let eth = EthernetFrame::new_checked(frame).ok()?;
     let l3 = &frame[eth.header_len()..];
-    let (stack, ip) = match eth.ethertype() {
-        ETHERTYPE_IPV4 => (None, l3),
+    match eth.ethertype() {
+        et if et == ip_ethertype => Some((eth.dst_addr(), None, l3)),
         ETHERTYPE_MPLS => {
-            let s = LabelStack::new_checked(l3, max_depth).map_err(|_| IcmpError::NotIpv4)?;
-            (Some(s), &l3[s.len()..])
+            let s = LabelStack::new_checked(l3, max_depth).ok()?;
+            Some((eth.dst_addr(), Some(s), &l3[s.len()..]))
         }
-        _ => return Err(IcmpError::NotIpv4),
-    };
+        _ => None,
+    }
+}
+
+fn locate(frame: &[u8], max_depth: usize) -> Result<Received<'_>, IcmpError> {
+    let (eth_dst, stack, ip) =
+        split_l2(frame, max_depth, ETHERTYPE_IPV4).ok_or(IcmpError::NotIpv4)?;
     let ip = Ipv4Packet::new_checked(ip).map_err(|_| IcmpError::NotIpv4)?;
     let tl = ip.total_len() as usize;
     let ip = Ipv4Packet::new_unchecked(&ip.into_inner()[..tl]);
@@ -78,8 +86,7 @@ fn source(fib: &Fib, in_port: u16) -> Result<[u8; 4], IcmpError> {
 }
 
 fn has_route(fib: &Fib, dst: [u8; 4]) -> bool {
-    fib.lookup_ipv4(u32::from_be_bytes(dst))
-        .is_some_and(|id| !matches!(fib.route(id).target, RouteTarget::Blackhole))
+    usable(fib, fib.lookup_ipv4(u32::from_be_bytes(dst)))
 }
 
 /// Writes placeholder Ethernet, optional label stack (TTL 255), IPv4 and ICMP.
@@ -110,25 +117,51 @@ fn write_frame(
         });
     }
     let out = &mut out[..need];
-    out[..12].fill(0);
-    let et = if stack.is_some() {
-        ETHERTYPE_MPLS
-    } else {
-        ETHERTYPE_IPV4
-    };
-    out[12..14].copy_from_slice(&et.to_be_bytes());
-    if let Some(s) = stack {
-        for (i, e) in s.iter().enumerate() {
-            let at = ETH_LEN + i * ENTRY_LEN;
-            // Cannot fail: `out` was sized above.
-            let _ = e.with_ttl(255).write(&mut out[at..]);
-        }
-    }
-    let l3 = ETH_LEN + labels;
+    let l3 = write_l2(out, stack, ETHERTYPE_IPV4);
     ip.emit(&mut out[l3..])
         .and_then(|_| icmp.emit(&mut out[l3 + 20..]))
         .map_err(|_| IcmpError::BufferTooSmall { need, have: need })?;
     Ok(need)
+}
+
+/// Writes the placeholder Ethernet header (zero MACs) and, if there is one, the received
+/// label stack with TTL 255 at the start of `out` (sized by the caller); returns the
+/// offset of the IP header. `ethertype` is the IP family's, used when there is no stack.
+pub(super) fn write_l2(out: &mut [u8], stack: Option<&LabelStack>, ethertype: u16) -> usize {
+    out[..12].fill(0);
+    let et = if stack.is_some() {
+        ETHERTYPE_MPLS
+    } else {
+        ethertype
+    };
+    out[12..14].copy_from_slice(&et.to_be_bytes());
+    let mut at = ETH_LEN;
+    for e in stack.iter().flat_map(|s| s.iter()) {
+        // Cannot fail: the caller sized `out` for the stack.
+        let _ = e.with_ttl(255).write(&mut out[at..]);
+        at += ENTRY_LEN;
+    }
+    at
+}
+
+/// How an error about a packet travels: routed when it was not labelled (or when
+/// [`MplsReply::Direct`] and `routed_back` says this router has a route to its source),
+/// else along the LSP.
+pub(super) fn error_via(
+    labelled: bool,
+    mode: MplsReply,
+    routed_back: impl FnOnce() -> bool,
+) -> SendVia {
+    match (labelled, mode) {
+        (false, _) => SendVia::Route,
+        (true, MplsReply::Direct) if routed_back() => SendVia::Route,
+        (true, _) => SendVia::LabelSwitch,
+    }
+}
+
+/// Whether the route `id` leads somewhere (a blackhole does not).
+pub(super) fn usable(fib: &Fib, id: Option<crate::fib::RouteId>) -> bool {
+    id.is_some_and(|id| !matches!(fib.route(id).target, RouteTarget::Blackhole))
 }
 
 fn error_reply(
@@ -155,11 +188,7 @@ fn error_reply(
         None => (MAX_QUOTE, None),
     };
     let quote = &datagram[..datagram.len().min(quote_len)];
-    let via = match (&r.stack, cfg.mpls_reply) {
-        (None, _) => SendVia::Route,
-        (Some(_), MplsReply::Direct) if has_route(fib, dst) => SendVia::Route,
-        (Some(_), _) => SendVia::LabelSwitch,
-    };
+    let via = error_via(r.stack.is_some(), cfg.mpls_reply, || has_route(fib, dst));
     let icmp = make(quote, stack_obj);
     let stack = (via == SendVia::LabelSwitch).then_some(r.stack).flatten();
     let len = write_frame(cfg, stack.as_ref(), src, dst, &icmp, out)?;

@@ -1,5 +1,6 @@
 //! ICMP the router generates: time exceeded (IPv4 and MPLS, RFC 4950 label stack in an
-//! RFC 4884 extension), fragmentation needed, echo reply. Pure builders for the slow path:
+//! RFC 4884 extension), fragmentation needed, echo reply, and their ICMPv6 counterparts
+//! (time exceeded, packet too big, no route, echo reply: [`build6`]). Pure builders for the slow path:
 //! they write a frame into a caller's buffer and say how to send it; they never send,
 //! allocate per call or look at a clock (the [`TokenBucket`] takes the time as argument).
 //!
@@ -14,9 +15,13 @@
 //! ingress port (addressed to that port's MAC); [`send`] does either.
 
 mod build;
+mod build6;
 mod rate;
 
 pub use build::{echo_reply, frag_needed, time_exceeded, MAX_ERROR_FRAME};
+pub use build6::{
+    echo_reply6, no_route6, packet_too_big, source6, time_exceeded6, MAX_ERROR_FRAME6, MIN_MTU6,
+};
 pub use rate::TokenBucket;
 
 use crate::fib::Fib;
@@ -71,9 +76,11 @@ impl Default for IcmpConfig {
 pub enum IcmpError {
     #[error("no IPv4 datagram in the frame (or below its label stack)")]
     NotIpv4,
+    #[error("no IPv6 packet in the frame (or below its label stack)")]
+    NotIpv6,
     #[error("no ICMP error is sent about this packet (RFC 1812 §4.3.2.7): {0}")]
     Suppressed(&'static str),
-    #[error("port {0} has no IPv4 address to send ICMP from; give it one in the config")]
+    #[error("port {0} has no address of the packet's family to send ICMP from; give it one in the config")]
     NoSourceAddress(u16),
     #[error("not an ICMP echo request with a valid checksum")]
     NotEchoRequest,
@@ -84,9 +91,9 @@ pub enum IcmpError {
 /// How to send a built frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendVia {
-    /// Placeholder Ethernet + IPv4: [`Pipeline::originate`].
+    /// Placeholder Ethernet + IPv4 or IPv6: [`Pipeline::originate`].
     Route,
-    /// Placeholder Ethernet + received label stack (TTL 255) + IPv4:
+    /// Placeholder Ethernet + received label stack (TTL 255) + IPv4 or IPv6:
     /// [`Pipeline::process_burst`] with the ingress port of the original packet.
     LabelSwitch,
 }

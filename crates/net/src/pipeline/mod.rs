@@ -35,6 +35,7 @@ mod classify;
 mod fast;
 mod hash;
 mod ipv4;
+mod ipv6;
 mod local;
 mod mpls;
 mod rewrite;
@@ -145,6 +146,7 @@ pub(crate) enum Fix {
     None,
     LabelTtl(u8),
     Ipv4Ttl(u8),
+    Ipv6Hop(u8),
 }
 
 /// Where a packet stands between stages.
@@ -152,7 +154,11 @@ pub(crate) enum Fix {
 pub(crate) enum Next {
     Done(Verdict),
     Mpls,
-    Ipv4 { dst: u32 },
+    Ipv4 {
+        dst: u32,
+    },
+    /// Awaiting the IPv6 lookup (the destination is read from the header at `keep`).
+    Ipv6,
     NextHop(NextHop),
 }
 
@@ -162,16 +168,19 @@ pub(crate) struct Work {
     pub next: Next,
     /// First byte after the Ethernet header.
     pub l3: usize,
-    /// End of the received label stack (`l3` for IPv4).
+    /// End of the received label stack (`l3` for IP).
     pub stack_end: usize,
-    /// A length-checked IPv4 header right after the stack.
+    /// A length-checked IPv4 or IPv6 header (its version nibble says which) after the
+    /// stack.
     pub ip: Option<usize>,
-    /// End of the payload to keep: the IPv4 total length for packets forwarded as IPv4
-    /// (Ethernet padding is trimmed), the frame's end for label-switched ones.
+    /// End of the payload to keep: the IPv4 total length (IPv6: 40 + payload length) for
+    /// packets forwarded as IP (Ethernet padding is trimmed), the frame's end for
+    /// label-switched ones.
     pub end: usize,
     /// First received byte kept in the output (after the stripped / popped headers).
     pub keep: usize,
-    /// Outgoing TTL: of the swapped label (MPLS) or of the IPv4 header; 0 = expired.
+    /// Outgoing TTL: of the swapped label (MPLS), the IPv4 TTL or the IPv6 hop limit;
+    /// 0 = expired.
     pub out_ttl: u8,
     /// TC for pushed labels.
     pub tc: u8,
@@ -381,7 +390,7 @@ impl Pipeline {
         let mac = local.mac_key(in_port);
         for (w, &i) in work.iter_mut().zip(which) {
             let data = pkts[i as usize].data();
-            classify::classify(&self.config, local, mac, data, originate, w);
+            classify::classify(&self.config, local, in_port, mac, data, originate, w);
         }
         for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {
@@ -390,13 +399,20 @@ impl Pipeline {
         }
         let mut dsts = [0u32; CHUNK];
         let mut lookups = [0u8; CHUNK];
-        let mut m = 0;
+        let (mut m, mut v6) = (0, false);
         for (k, w) in work[..n].iter().enumerate() {
-            if let Next::Ipv4 { dst } = w.next {
-                dsts[m] = dst;
-                lookups[m] = k as u8;
-                m += 1;
+            match w.next {
+                Next::Ipv4 { dst } => {
+                    dsts[m] = dst;
+                    lookups[m] = k as u8;
+                    m += 1;
+                }
+                Next::Ipv6 => v6 = true,
+                _ => {}
             }
+        }
+        if v6 {
+            route_ipv6(fib, in_port, pkts, which, &mut work[..n], originate);
         }
         let mut routes = [NO_ROUTE; CHUNK];
         fib.lookup_ipv4_batch(&dsts[..m], &mut routes[..m]);
@@ -411,8 +427,39 @@ impl Pipeline {
                 Next::Done(v) => v,
                 Next::NextHop(nh) => rewrite::forward(fib, in_port, &mut pkts[i], w, nh),
                 // Every stage above settles the packets it takes.
-                Next::Mpls | Next::Ipv4 { .. } => Verdict::Drop(DropReason::NoRoute),
+                Next::Mpls | Next::Ipv4 { .. } | Next::Ipv6 => Verdict::Drop(DropReason::NoRoute),
             };
         }
+    }
+}
+
+/// The batched IPv6 lookup and route targets for the packets of `work` (the state of
+/// `pkts[which[k]]`) that await it. Out of line, so that bursts without IPv6 pay nothing
+/// for its arrays.
+#[inline(never)]
+fn route_ipv6<P: PacketBuf>(
+    fib: &Fib,
+    in_port: u16,
+    pkts: &[P],
+    which: &[u8],
+    work: &mut [Work],
+    originate: bool,
+) {
+    let mut dsts = [0u128; CHUNK];
+    let mut lookups = [0u8; CHUNK];
+    let mut m = 0;
+    for (k, w) in work.iter().enumerate() {
+        if w.next == Next::Ipv6 {
+            dsts[m] = ipv6::dst(pkts[which[k] as usize].data(), w.keep);
+            lookups[m] = k as u8;
+            m += 1;
+        }
+    }
+    let mut routes = [NO_ROUTE; CHUNK];
+    fib.lookup_ipv6_batch(&dsts[..m], &mut routes[..m]);
+    for (&k, &route) in lookups[..m].iter().zip(&routes[..m]) {
+        let k = k as usize;
+        let data = pkts[which[k] as usize].data();
+        ipv6::route(fib, in_port, data, &mut work[k], route, originate);
     }
 }
