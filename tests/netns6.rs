@@ -96,12 +96,17 @@ fn neigh6(ns: &str, dst: &str) -> Option<serde_json::Value> {
     v.as_array()?.iter().find(|e| e["dst"] == dst).cloned()
 }
 
-/// Stops every router and returns their outputs: the context of a failed assertion.
+/// Stops every router and returns their outputs, after the non-zero drop, slow-path,
+/// NDP and ICMP counters of their live metrics: the context of a failed assertion.
 fn logs(routers: &mut [NsRouter]) -> String {
+    const WORDS: &[&str] = &["drop", "slow", "punt", "ndp", "icmp", "neigh"];
     routers
         .iter_mut()
         .enumerate()
-        .map(|(i, r)| format!("--- router {} ---\n{}", i + 1, r.stop()))
+        .map(|(i, r)| {
+            let m = r.metrics_nonzero(WORDS);
+            format!("--- router {} ---\n{m}\n{}", i + 1, r.stop())
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

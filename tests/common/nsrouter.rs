@@ -17,6 +17,7 @@ pub struct Port<'a>(pub &'a str, pub &'a str, pub &'a str, pub &'a str);
 /// The running router; its output (startup lines, errors, EAL's log and the stop summary)
 /// goes to `<name>.log` in the test's directory.
 pub struct NsRouter {
+    ns: String,
     child: Option<Child>,
     log: PathBuf,
 }
@@ -54,6 +55,7 @@ impl NsRouter {
             .spawn()
             .unwrap();
         let mut r = NsRouter {
+            ns: ns.to_owned(),
             child: Some(child),
             log,
         };
@@ -84,6 +86,40 @@ impl NsRouter {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The non-zero samples of the live `/metrics` whose line contains one of `words`
+    /// (`drop`, `slow`, ...): where packets went, for a failure message. Empty when the
+    /// router is not running or does not answer within 2 s.
+    pub fn metrics_nonzero(&self, words: &[&str]) -> String {
+        let out = self.output();
+        let Some(url) = out
+            .lines()
+            .find_map(|l| l.strip_prefix("metrics: "))
+            .filter(|_| self.child.is_some())
+        else {
+            return String::new();
+        };
+        let got = Command::new("ip")
+            .args(["netns", "exec", &self.ns, "curl", "-sf", "--max-time", "2"])
+            .arg(url.trim())
+            .output();
+        let text = match got {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+            Ok(o) => {
+                return format!(
+                    "(metrics: curl {}: {})",
+                    o.status,
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            }
+            Err(e) => return format!("(metrics: curl: {e})"),
+        };
+        text.lines()
+            .filter(|l| !l.starts_with('#') && words.iter().any(|w| l.contains(w)))
+            .filter(|l| l.rsplit(' ').next().is_some_and(|v| v != "0"))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Stops the router (SIGTERM, bounded wait) and returns its output, stop summary
