@@ -32,11 +32,14 @@ pub enum RuntimeDrop {
     OtherThrottled,
     /// Towards a neighbour whose ARP request is outstanding: not punted again.
     NeighborIncomplete,
+    /// IPv6 packets without a route over their budget (each would draw an ICMPv6
+    /// destination unreachable).
+    UnreachableThrottled,
 }
 
 impl RuntimeDrop {
     /// Every runtime reason, in counter-index order.
-    pub const ALL: [RuntimeDrop; 10] = [
+    pub const ALL: [RuntimeDrop; 11] = [
         RuntimeDrop::UnknownEgressPort,
         RuntimeDrop::InjectUnknownPort,
         RuntimeDrop::MultiSegment,
@@ -47,6 +50,7 @@ impl RuntimeDrop {
         RuntimeDrop::ArpThrottled,
         RuntimeDrop::OtherThrottled,
         RuntimeDrop::NeighborIncomplete,
+        RuntimeDrop::UnreachableThrottled,
     ];
 
     /// The stable snake_case name (a metric label value).
@@ -62,6 +66,7 @@ impl RuntimeDrop {
             RuntimeDrop::ArpThrottled => "arp_throttled",
             RuntimeDrop::OtherThrottled => "other_throttled",
             RuntimeDrop::NeighborIncomplete => "neighbor_incomplete",
+            RuntimeDrop::UnreachableThrottled => "unreachable_throttled",
         }
     }
 

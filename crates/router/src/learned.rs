@@ -1,7 +1,8 @@
-//! The neighbors the slow path learned by ARP, as the control side applies them to
-//! tables: a learned MAC fills every adjacency towards the neighbor and, where the routes
-//! file has no /32 of its own, a host route to it; a neighbor that is gone takes its MAC
-//! back out (its traffic is then resolved again) and its host route away.
+//! The neighbors the slow path learned by ARP or NDP, as the control side applies them to
+//! tables: a learned MAC fills every adjacency towards the neighbor (by its IPv4 address,
+//! or by its IPv6 one for adjacencies resolved by NDP) and, where the routes file has no
+//! /32 (/128) of its own, a host route to it; a neighbor that is gone takes its MAC back
+//! out (its traffic is then resolved again) and its host route away.
 //!
 //! Pure (works on a [`FibDelta`]). Static neighbors of the routes file always win. A
 //! derived table keeps the adjacencies nobody uses any more (see `net::fib::delta`), so
@@ -13,25 +14,46 @@ use std::collections::{BTreeMap, BTreeSet};
 use config::startup::PortIface;
 use net::fib::{AdjId, Adjacency, FibDelta, FibError, Ipv4Route, NextHop, RouteTarget, TtlMode};
 
+use crate::slowpath::NbrAddr;
+
 /// Learned neighbors, and what this module added to the current table for them.
 #[derive(Debug, Default)]
 pub struct Learned {
-    macs: BTreeMap<(u16, u32), [u8; 6]>,
+    macs: BTreeMap<(u16, NbrAddr), [u8; 6]>,
     /// Host routes added for learned neighbors: their adjacency, and whether this module
     /// added that adjacency (else it is shared with the routes file's routes).
-    hosts: BTreeMap<(u16, u32), (AdjId, bool)>,
+    hosts: BTreeMap<(u16, NbrAddr), (AdjId, bool)>,
     /// Adjacencies of removed host routes, to reuse.
     free: BTreeSet<AdjId>,
 }
 
 fn unresolved(a: &Adjacency) -> Adjacency {
-    Adjacency::new(a.port, a.mtu, a.neighbor, None, a.src_mac, a.labels())
+    let mut u = Adjacency::new(a.port, a.mtu, a.neighbor, None, a.src_mac, a.labels());
+    u.neighbor6 = a.neighbor6;
+    u.with_payload(a.payload)
+}
+
+/// Whether adjacency `a` leads to neighbor `n` on `port`.
+fn points_at(a: &Adjacency, port: u16, n: NbrAddr) -> bool {
+    a.port == port
+        && match n {
+            NbrAddr::V4(ip) => a.neighbor6.is_none() && a.neighbor == ip.to_be_bytes(),
+            NbrAddr::V6(ip) => a.neighbor6 == Some(ip.to_be_bytes()),
+        }
+}
+
+/// The host route of `n` in `delta`.
+fn host_route(delta: &FibDelta, n: NbrAddr) -> Option<Ipv4Route> {
+    match n {
+        NbrAddr::V4(ip) => delta.ipv4_route(ip, 32),
+        NbrAddr::V6(ip) => delta.ipv6_route(ip, 128),
+    }
 }
 
 impl Learned {
     /// The learned MAC of `ip` on `port`.
     pub fn get(&self, port: u16, ip: u32) -> Option<[u8; 6]> {
-        self.macs.get(&(port, ip)).copied()
+        self.macs.get(&(port, NbrAddr::V4(ip))).copied()
     }
 
     #[cfg(test)]
@@ -48,17 +70,38 @@ impl Learned {
         is_static: bool,
         (port, ip, mac): (u16, u32, [u8; 6]),
     ) -> Result<bool, FibError> {
-        if is_static || self.get(port, ip) == Some(mac) {
+        self.learn_addr(delta, ports, is_static, (port, NbrAddr::V4(ip), mac))
+    }
+
+    /// [`Learned::learn`] for a neighbor of either family.
+    pub fn learn_addr(
+        &mut self,
+        delta: &mut FibDelta,
+        ports: &[PortIface],
+        is_static: bool,
+        (port, n, mac): (u16, NbrAddr, [u8; 6]),
+    ) -> Result<bool, FibError> {
+        if is_static || self.macs.get(&(port, n)) == Some(&mac) {
             return Ok(false);
         }
-        self.macs.insert((port, ip), mac);
-        self.apply(delta, ports, port, ip, mac)?;
+        self.macs.insert((port, n), mac);
+        self.apply(delta, ports, port, n, mac)?;
         Ok(true)
     }
 
     /// Forgets `ip` on `port` and takes it out of `delta`. False when it was not known.
     pub fn forget(&mut self, delta: &mut FibDelta, port: u16, ip: u32) -> Result<bool, FibError> {
-        if self.macs.remove(&(port, ip)).is_none() {
+        self.forget_addr(delta, port, NbrAddr::V4(ip))
+    }
+
+    /// [`Learned::forget`] for a neighbor of either family.
+    pub fn forget_addr(
+        &mut self,
+        delta: &mut FibDelta,
+        port: u16,
+        n: NbrAddr,
+    ) -> Result<bool, FibError> {
+        if self.macs.remove(&(port, n)).is_none() {
             return Ok(false);
         }
         let stale: Vec<(AdjId, Adjacency)> = delta
@@ -66,20 +109,20 @@ impl Learned {
             .iter()
             .enumerate()
             .filter(|(i, a)| {
-                a.port == port
-                    && a.neighbor == ip.to_be_bytes()
-                    && a.is_resolved()
-                    && !self.free.contains(&(*i as AdjId))
+                points_at(a, port, n) && a.is_resolved() && !self.free.contains(&(*i as AdjId))
             })
             .map(|(i, a)| (i as AdjId, unresolved(a)))
             .collect();
         for (id, a) in stale {
             delta.set_adjacency(id, a)?;
         }
-        if let Some((adj, owned)) = self.hosts.remove(&(port, ip)) {
+        if let Some((adj, owned)) = self.hosts.remove(&(port, n)) {
             let target = RouteTarget::NextHop(NextHop::Adjacency(adj));
-            if delta.ipv4_route(ip, 32).map(|r| r.target) == Some(target) {
-                delta.remove_ipv4_route(ip, 32)?;
+            if host_route(delta, n).map(|r| r.target) == Some(target) {
+                match n {
+                    NbrAddr::V4(ip) => delta.remove_ipv4_route(ip, 32).map(drop)?,
+                    NbrAddr::V6(ip) => delta.remove_ipv6_route(ip, 128).map(drop)?,
+                }
             }
             if owned {
                 self.free.insert(adj);
@@ -98,22 +141,23 @@ impl Learned {
     ) -> Result<(), FibError> {
         self.hosts.clear();
         self.free.clear();
-        self.macs.retain(|&(p, ip), _| !is_static(p, ip));
-        let all: Vec<_> = self.macs.iter().map(|(&(p, ip), &m)| (p, ip, m)).collect();
-        for (port, ip, mac) in all {
-            self.apply(delta, ports, port, ip, mac)?;
+        self.macs
+            .retain(|&(p, n), _| !matches!(n, NbrAddr::V4(ip) if is_static(p, ip)));
+        let all: Vec<_> = self.macs.iter().map(|(&(p, n), &m)| (p, n, m)).collect();
+        for (port, n, mac) in all {
+            self.apply(delta, ports, port, n, mac)?;
         }
         Ok(())
     }
 
-    /// Gives every adjacency towards `ip` on `port` its MAC, and routes `ip/32` to the
-    /// neighbor unless the table routes that /32 already.
+    /// Gives every adjacency towards `n` on `port` its MAC, and routes `n`'s host prefix
+    /// (/32, /128) to the neighbor unless the table routes that prefix already.
     fn apply(
         &mut self,
         delta: &mut FibDelta,
         ports: &[PortIface],
         port: u16,
-        ip: u32,
+        n: NbrAddr,
         mac: [u8; 6],
     ) -> Result<(), FibError> {
         let updates: Vec<(AdjId, Adjacency)> = delta
@@ -121,8 +165,7 @@ impl Learned {
             .iter()
             .enumerate()
             .filter(|(i, a)| {
-                a.port == port
-                    && a.neighbor == ip.to_be_bytes()
+                points_at(a, port, n)
                     && a.dst_mac != Some(mac)
                     && !self.free.contains(&(*i as AdjId))
             })
@@ -134,10 +177,17 @@ impl Learned {
         let Some(iface) = ports.get(port as usize) else {
             return Ok(());
         };
-        if self.hosts.contains_key(&(port, ip)) || delta.ipv4_route(ip, 32).is_some() {
+        if self.hosts.contains_key(&(port, n)) || host_route(delta, n).is_some() {
             return Ok(());
         }
-        let adj = Adjacency::new(port, iface.mtu, ip.to_be_bytes(), Some(mac), iface.mac, &[]);
+        let adj = match n {
+            NbrAddr::V4(ip) => {
+                Adjacency::new(port, iface.mtu, ip.to_be_bytes(), Some(mac), iface.mac, &[])
+            }
+            NbrAddr::V6(ip) => {
+                Adjacency::new_v6(port, iface.mtu, ip.to_be_bytes(), Some(mac), iface.mac, &[])
+            }
+        };
         let (id, owned) = match self.free.pop_first() {
             Some(id) => {
                 delta.set_adjacency(id, adj)?;
@@ -149,15 +199,15 @@ impl Learned {
                 (id, id >= before)
             }
         };
-        delta.replace_ipv4_route(
-            ip,
-            32,
-            Ipv4Route {
-                target: RouteTarget::NextHop(NextHop::Adjacency(id)),
-                ttl_mode: TtlMode::Uniform,
-            },
-        )?;
-        self.hosts.insert((port, ip), (id, owned));
+        let route = Ipv4Route {
+            target: RouteTarget::NextHop(NextHop::Adjacency(id)),
+            ttl_mode: TtlMode::Uniform,
+        };
+        match n {
+            NbrAddr::V4(ip) => delta.replace_ipv4_route(ip, 32, route).map(drop)?,
+            NbrAddr::V6(ip) => delta.replace_ipv6_route(ip, 128, route).map(drop)?,
+        }
+        self.hosts.insert((port, n), (id, owned));
         Ok(())
     }
 }

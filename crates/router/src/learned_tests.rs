@@ -116,3 +116,48 @@ fn churn_reuses_adjacencies() {
     }
     assert!(d.ipv4_route(0x0a00_1000 + 996, 32).is_none());
 }
+
+#[test]
+fn ipv6_neighbours_fill_their_adjacencies_and_a_host_route() {
+    let nh6: u128 = 0xfe80_0000_0000_0000_0000_0000_0000_0007;
+    let (v4_twin, other) = (NbrAddr::V4(NH), NbrAddr::V6(nh6 + 1));
+    let mut b = FibBuilder::new();
+    let src = [2, 0, 0, 0, 0, 1];
+    let a = Adjacency::new_v6(0, 1500, nh6.to_be_bytes(), None, src, &[]);
+    let a = b.add_adjacency(a);
+    b.add_ipv6_route(0x2001_0db8_0002 << 80, 48, route(a))
+        .unwrap();
+    let v4 = b.add_adjacency(Adjacency::new(0, 1500, NH.to_be_bytes(), None, src, &[]));
+    b.add_ipv4_route(0xc633_6400, 24, route(v4)).unwrap();
+    let mut d = b.build(1).derive();
+    let mut l = Learned::default();
+    assert!(l
+        .learn_addr(&mut d, &ports(), false, (0, NbrAddr::V6(nh6), MAC))
+        .unwrap());
+    assert!(l
+        .learn_addr(&mut d, &ports(), false, (0, other, MAC))
+        .unwrap());
+    let adjs = d.adjacencies();
+    assert_eq!(adjs[a as usize].dst_mac, Some(MAC));
+    assert_eq!(
+        adjs[v4 as usize].dst_mac, None,
+        "an IPv4 next hop is not its twin"
+    );
+    let host = |d: &FibDelta| match d.ipv6_route(nh6, 128).map(|r| r.target) {
+        Some(RouteTarget::NextHop(NextHop::Adjacency(h))) => {
+            Some(d.adjacencies()[h as usize].clone())
+        }
+        _ => None,
+    };
+    let h = host(&d).expect("a /128 to the neighbour");
+    assert_eq!(
+        (h.neighbor6, h.dst_mac),
+        (Some(nh6.to_be_bytes()), Some(MAC))
+    );
+    assert!(!l.forget_addr(&mut d, 0, v4_twin).unwrap(), "never learned");
+    assert!(l.forget_addr(&mut d, 0, NbrAddr::V6(nh6)).unwrap());
+    let a6 = &d.adjacencies()[a as usize];
+    assert_eq!((a6.dst_mac, a6.neighbor6), (None, Some(nh6.to_be_bytes())));
+    assert_eq!(a6.payload, net::fib::Family::Ipv6, "still carries IPv6");
+    assert!(host(&d).is_none(), "host route gone");
+}

@@ -7,7 +7,8 @@
 //! Before a packet is queued, the worker drops what the slow path would only drop later:
 //! packets towards a neighbour whose ARP request is outstanding ([`marks`]), and punts
 //! over their reason's per-worker budget ([`budget`]). Routing protocols, link-local
-//! multicast and ARP from a neighbour being resolved are classified first: no budget.
+//! multicast and ARP or NDP from a neighbour being resolved are classified first: no
+//! budget.
 //!
 //! The check reads at most the Ethernet, one VLAN tag and the IPv4 or ARP header of a
 //! packet that is already leaving the fast path: no allocation, no lock, no atomic RMW.
@@ -65,6 +66,28 @@ pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
 /// Each costs the slow path little, so draining them first does not starve data.
 pub const CONTROL_QUEUE: usize = 1024;
 
+/// First IPv6 destination in a frame (below one VLAN tag and any labels).
+pub fn ipv6_dst(frame: &[u8]) -> Option<u128> {
+    let ip = net::wire::ip_packet(frame)?;
+    (ip.first()? >> 4 == 6).then_some(())?;
+    Some(u128::from_be_bytes(ip.get(24..40)?.try_into().ok()?))
+}
+
+/// The address an NDP message speaks for: an advertisement's target, a solicitation's
+/// source (a neighbour resolving the router while the router resolves it).
+fn ndp_subject(frame: &[u8]) -> Option<u128> {
+    let ip = net::wire::ip_packet(frame)?;
+    if ip.first()? >> 4 != 6 || *ip.get(6)? != net::wire::ipv6::NH_ICMPV6 {
+        return None;
+    }
+    let at = match *ip.get(40)? {
+        net::wire::ndp::TYPE_NEIGHBOR_ADVERT => 48..64,
+        net::wire::ndp::TYPE_NEIGHBOR_SOLICIT => 8..24,
+        _ => return None,
+    };
+    Some(u128::from_be_bytes(ip.get(at)?.try_into().ok()?))
+}
+
 /// First IPv4 destination in a frame (below one VLAN tag and any labels).
 pub fn ipv4_dst(frame: &[u8]) -> Option<u32> {
     // The pipeline checked the header before it punted: only the version and the
@@ -116,17 +139,19 @@ pub fn admission(
         },
         PuntReason::TtlExpired { .. } => Admission::Budgeted(Budget::TtlExpired),
         PuntReason::FragNeeded { .. } => Admission::Budgeted(Budget::FragNeeded),
-        PuntReason::Glean { port } => match ipv4_dst(frame) {
-            Some(ip) => incomplete(Mark::Addr { port, ip }),
-            None => Admission::Budgeted(Budget::Glean),
+        PuntReason::Glean { port } => match (ipv4_dst(frame), ipv6_dst(frame)) {
+            (Some(ip), _) => incomplete(Mark::Addr { port, ip }),
+            (_, Some(ip)) => incomplete(Mark::Addr6 { port, ip }),
+            _ => Admission::Budgeted(Budget::Glean),
         },
         PuntReason::ArpNeeded { adj } => incomplete(Mark::Adj(adj)),
-        // IPv6 (issue #20): NDP is budgeted as ARP, no-route errors as the slow path's
-        // other work until the IPv6 slow path gives them their own budgets.
-        PuntReason::Ndp => Admission::Budgeted(Budget::Arp),
-        PuntReason::RouterAlert | PuntReason::IpOptions | PuntReason::Unreachable { .. } => {
-            Admission::Budgeted(Budget::Other)
-        }
+        // NDP is budgeted as ARP, except from a neighbour being resolved.
+        PuntReason::Ndp => match ndp_subject(frame) {
+            Some(ip) if marks.contains(Mark::Addr6 { port: in_port, ip }) => Admission::Priority,
+            _ => Admission::Budgeted(Budget::Arp),
+        },
+        PuntReason::Unreachable { .. } => Admission::Budgeted(Budget::Unreachable),
+        PuntReason::RouterAlert | PuntReason::IpOptions => Admission::Budgeted(Budget::Other),
     }
 }
 
@@ -301,6 +326,63 @@ mod tests {
                 admission(&marks, reason, in_port, &frame),
                 want,
                 "{reason:?}"
+            );
+        }
+    }
+
+    /// An Ethernet/IPv6 frame from `src` to `dst` with `icmp` as ICMPv6 message.
+    fn ipv6(src: [u8; 16], dst: [u8; 16], icmp: &[u8]) -> Vec<u8> {
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(&[0x86, 0xdd, 0x60, 0, 0, 0, 0, icmp.len() as u8, 58, 255]);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(icmp);
+        f
+    }
+
+    #[test]
+    fn ipv6_ndp_from_a_neighbour_being_resolved_first_unreachable_budgeted() {
+        use Admission::*;
+        let marks = NeighborMarks::default();
+        let (us, nb, other) = (
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7],
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8],
+        );
+        marks.insert(Mark::Addr6 {
+            port: 1,
+            ip: u128::from_be_bytes(nb),
+        });
+        let mut na = vec![136, 0, 0, 0, 0x60, 0, 0, 0];
+        na.extend_from_slice(&nb);
+        let mut ns = vec![135, 0, 0, 0, 0, 0, 0, 0];
+        ns.extend_from_slice(&us);
+        let ndp = PuntReason::Ndp;
+        let arp = Budgeted(Budget::Arp);
+        let glean = PuntReason::Glean { port: 1 };
+        for (reason, in_port, frame, want) in [
+            (ndp, 1, ipv6(nb, us, &na), Priority),
+            (ndp, 0, ipv6(nb, us, &na), arp),
+            (ndp, 1, ipv6(nb, us, &ns), Priority),
+            (ndp, 1, ipv6(other, us, &ns), arp),
+            (
+                glean,
+                0,
+                ipv6(other, nb, &[]),
+                Drop(RuntimeDrop::NeighborIncomplete),
+            ),
+            (glean, 0, ipv6(nb, other, &[]), Budgeted(Budget::Glean)),
+            (
+                PuntReason::Unreachable { in_port: 0 },
+                0,
+                ipv6(nb, other, &[]),
+                Budgeted(Budget::Unreachable),
+            ),
+        ] {
+            assert_eq!(
+                admission(&marks, reason, in_port, &frame),
+                want,
+                "{reason:?} {in_port}"
             );
         }
     }

@@ -25,6 +25,8 @@ pub struct PuntConfig {
     pub arp_burst: Option<u32>,
     pub other_pps: Option<u32>,
     pub other_burst: Option<u32>,
+    pub unreachable_pps: Option<u32>,
+    pub unreachable_burst: Option<u32>,
 }
 
 /// Largest budget accepted: far above what a slow-path thread handles (about 1 Mpps),
@@ -33,7 +35,7 @@ pub const MAX_PUNT_PPS: u32 = 10_000_000;
 
 impl PuntConfig {
     /// (key, value) of every key that is set.
-    fn set(&self) -> [(&'static str, Option<u32>); 12] {
+    fn set(&self) -> [(&'static str, Option<u32>); 14] {
         [
             ("glean_pps", self.glean_pps),
             ("glean_burst", self.glean_burst),
@@ -47,6 +49,8 @@ impl PuntConfig {
             ("arp_burst", self.arp_burst),
             ("other_pps", self.other_pps),
             ("other_burst", self.other_burst),
+            ("unreachable_pps", self.unreachable_pps),
+            ("unreachable_burst", self.unreachable_burst),
         ]
     }
 }

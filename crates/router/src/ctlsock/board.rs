@@ -35,8 +35,8 @@ impl NeighborState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NeighborEntry {
     pub port: u16,
-    /// IPv4, host order.
-    pub ip: u32,
+    /// IPv4 (ARP) or IPv6 (NDP).
+    pub ip: std::net::IpAddr,
     pub mac: Option<[u8; 6]>,
     pub state: NeighborState,
     /// Last confirmed (learned ones), or when the resolution started (incomplete).

@@ -307,7 +307,7 @@ fn neighbours_of_the_slow_path_with_state_and_age() {
     let t = Instant::now();
     let e = |ip: u32, mac: Option<[u8; 6]>, state, ago: u64| NeighborEntry {
         port: 1,
-        ip,
+        ip: std::net::Ipv4Addr::from(ip).into(),
         mac,
         state,
         since: t - Duration::from_secs(ago),

@@ -1,7 +1,7 @@
 //! The table as operators read it: routes, label entries and neighbours of one snapshot,
 //! with names instead of ids. Pure (a snapshot and the source book in, views out).
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Instant;
 
 use fpm::Key;
@@ -135,7 +135,10 @@ impl Names<'_> {
     ) -> Vec<NeighborView> {
         let mut seen = std::collections::BTreeMap::new();
         for ((port, ip), mac) in statics.all() {
-            seen.insert((port, ip), (Some(mac), "static", None));
+            seen.insert(
+                (port, IpAddr::from(Ipv4Addr::from(ip))),
+                (Some(mac), "static", None),
+            );
         }
         for e in learned.unwrap_or_default() {
             seen.entry((e.port, e.ip))
@@ -143,19 +146,25 @@ impl Names<'_> {
         }
         for id in 0..fib.stats().adjacencies {
             let a = fib.adjacency(id as u32);
-            let key = (a.port, u32::from_be_bytes(a.neighbor));
-            if key.1 == 0 || seen.contains_key(&key) {
+            let v4 = u32::from_be_bytes(a.neighbor);
+            let ip = match a.neighbor6 {
+                Some(n) => IpAddr::from(Ipv6Addr::from(n)),
+                None => IpAddr::from(Ipv4Addr::from(v4)),
+            };
+            let key = (a.port, ip);
+            if ip.is_unspecified() || seen.contains_key(&key) {
                 continue;
             }
             let v = match a.dst_mac {
-                Some(_) => ("resolved", self.book.learned_at(key.0, key.1)),
+                Some(_) if a.neighbor6.is_none() => ("resolved", self.book.learned_at(a.port, v4)),
+                Some(_) => ("resolved", None),
                 None => ("incomplete", None),
             };
             seen.insert(key, (a.dst_mac, v.0, v.1));
         }
         seen.into_iter()
             .map(|((port, ip), (mac, state, since))| NeighborView {
-                ip: Ipv4Addr::from(ip).to_string(),
+                ip: ip.to_string(),
                 mac: mac.map(mac_str),
                 port: self.port(port),
                 state: state.into(),

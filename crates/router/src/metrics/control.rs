@@ -16,19 +16,23 @@ pub enum IcmpKind {
     EchoReply,
     TimeExceeded,
     DestUnreachable,
+    /// ICMPv6 packet too big (IPv4's fragmentation needed is a destination unreachable).
+    PacketTooBig,
 }
 
 impl IcmpKind {
-    pub const ALL: [IcmpKind; 3] = [
+    pub const ALL: [IcmpKind; 4] = [
         IcmpKind::EchoReply,
         IcmpKind::TimeExceeded,
         IcmpKind::DestUnreachable,
+        IcmpKind::PacketTooBig,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
             IcmpKind::EchoReply => "echo_reply",
             IcmpKind::TimeExceeded => "time_exceeded",
             IcmpKind::DestUnreachable => "dest_unreachable",
+            IcmpKind::PacketTooBig => "packet_too_big",
         }
     }
 }
@@ -56,7 +60,7 @@ pub struct ControlStats {
     pub arp_incomplete: AtomicU64,
     /// Where every mbuf of the slow path went.
     pub slow: SlowPathStats,
-    pub icmp_sent: [AtomicU64; 3],
+    pub icmp_sent: [AtomicU64; IcmpKind::ALL.len()],
     pub icmp_rate_limited: AtomicU64,
     /// Retired table snapshots not yet freed (waiting for workers to pass an epoch).
     pub rcu_pending: AtomicU64,
@@ -99,7 +103,7 @@ impl ControlStats {
             arp_pending: AtomicU64::new(0),
             arp_incomplete: AtomicU64::new(0),
             slow: SlowPathStats::default(),
-            icmp_sent: [const { AtomicU64::new(0) }; 3],
+            icmp_sent: [const { AtomicU64::new(0) }; IcmpKind::ALL.len()],
             icmp_rate_limited: AtomicU64::new(0),
             rcu_pending: AtomicU64::new(0),
             cpif: Default::default(),

@@ -13,4 +13,4 @@ mod slow;
 pub use collector::{BuildInfo, RouterCollector};
 pub use control::{ControlStats, IcmpKind};
 pub use server::{render, Limits, MetricsError, MetricsServer};
-pub use slow::{SlowDrop, SlowPathStats};
+pub use slow::{NdpCount, SlowDrop, SlowPathStats};

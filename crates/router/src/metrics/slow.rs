@@ -51,6 +51,53 @@ slow_drops! {
     Shutdown => "shutdown",
     NoControlInterface => "no_control_interface",
     ControlInterfaceWrite => "control_interface_write_failed",
+    IcmpNotIpv6 => "icmp_not_ipv6",
+    NdpInvalid => "ndp_invalid",
+    NdpUnknownPort => "ndp_unknown_port",
+    NdpNotForUs => "ndp_not_for_us",
+    NdpRouterSolicitation => "ndp_router_solicitation",
+    NdpRouterAdvertisement => "ndp_router_advertisement",
+    NdpInvalidLladdr => "ndp_invalid_lladdr",
+    NdpOwnAddress => "ndp_own_address",
+    NdpOffLink => "ndp_off_link",
+    NdpUnsolicited => "ndp_unsolicited",
+    NdpTableFull => "ndp_table_full",
+    NdpNoOverride => "ndp_no_override",
+    NdpHoldFull => "ndp_hold_full",
+    NdpUnresolved => "ndp_unresolved",
+    NdpBadTarget => "ndp_bad_target",
+}
+
+/// NDP messages the slow path received and sent, by kind (the metric label values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NdpCount {
+    NsReceived,
+    NaReceived,
+    RsReceived,
+    RaReceived,
+    NsSent,
+    NaSent,
+}
+
+impl NdpCount {
+    pub const ALL: [NdpCount; 6] = [
+        NdpCount::NsReceived,
+        NdpCount::NaReceived,
+        NdpCount::RsReceived,
+        NdpCount::RaReceived,
+        NdpCount::NsSent,
+        NdpCount::NaSent,
+    ];
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            NdpCount::NsReceived => "ns_received",
+            NdpCount::NaReceived => "na_received",
+            NdpCount::RsReceived => "rs_received",
+            NdpCount::RaReceived => "ra_received",
+            NdpCount::NsSent => "ns_sent",
+            NdpCount::NaSent => "na_sent",
+        }
+    }
 }
 
 /// The slow path's mbuf counters.
@@ -67,6 +114,9 @@ pub struct SlowPathStats {
     pub dropped: [AtomicU64; SlowDrop::COUNT],
     /// Mbufs held for a resolution now (a gauge).
     pub held: AtomicU64,
+    /// NDP messages by [`NdpCount`] (not mbuf accounting: a received one is also
+    /// counted as handled or dropped, a sent one as generated).
+    pub ndp: [AtomicU64; NdpCount::ALL.len()],
 }
 
 impl Default for SlowPathStats {
@@ -78,6 +128,7 @@ impl Default for SlowPathStats {
             transmitted: AtomicU64::new(0),
             dropped: [const { AtomicU64::new(0) }; SlowDrop::COUNT],
             held: AtomicU64::new(0),
+            ndp: [const { AtomicU64::new(0) }; NdpCount::ALL.len()],
         }
     }
 }
@@ -86,6 +137,11 @@ impl SlowPathStats {
     /// Counts `n` mbufs dropped for `why`.
     pub fn drop(&self, why: SlowDrop, n: u64) {
         self.dropped[why as usize].fetch_add(n, Relaxed);
+    }
+
+    /// Counts one NDP message.
+    pub fn ndp(&self, k: NdpCount) {
+        self.ndp[k as usize].fetch_add(1, Relaxed);
     }
 
     pub fn dropped(&self, why: SlowDrop) -> u64 {

@@ -29,17 +29,20 @@ pub enum Budget {
     Arp,
     /// Router alert, IP options: the slow path drops them (counted).
     Other,
+    /// IPv6 without a route (an ICMPv6 destination unreachable to generate).
+    Unreachable,
 }
 
 impl Budget {
     /// Every budget, in index order.
-    pub const ALL: [Budget; 6] = [
+    pub const ALL: [Budget; 7] = [
         Budget::Glean,
         Budget::TtlExpired,
         Budget::FragNeeded,
         Budget::Echo,
         Budget::Arp,
         Budget::Other,
+        Budget::Unreachable,
     ];
 
     /// The drop reason a packet over this budget is counted under.
@@ -51,6 +54,7 @@ impl Budget {
             Budget::Echo => RuntimeDrop::EchoThrottled,
             Budget::Arp => RuntimeDrop::ArpThrottled,
             Budget::Other => RuntimeDrop::OtherThrottled,
+            Budget::Unreachable => RuntimeDrop::UnreachableThrottled,
         }
     }
 }
@@ -179,6 +183,7 @@ pub fn rates(c: &PuntConfig, icmp: &IcmpConfig) -> [Rate; Budget::ALL.len()] {
         pick(c.echo_pps, c.echo_burst, echo),
         pick(c.arp_pps, c.arp_burst, DEFAULT_ARP),
         pick(c.other_pps, c.other_burst, DEFAULT_OTHER),
+        pick(c.unreachable_pps, c.unreachable_burst, errors),
     ]
 }
 
@@ -189,7 +194,7 @@ mod tests {
     const HZ: u64 = 1_000_000;
 
     fn one(pps: u32, burst: u32) -> Budgets {
-        let mut r = [Rate { pps: 0, burst: 1 }; 6];
+        let mut r = [Rate { pps: 0, burst: 1 }; Budget::ALL.len()];
         r[Budget::Glean as usize] = Rate { pps, burst };
         Budgets::new(&r, HZ)
     }
@@ -231,6 +236,7 @@ mod tests {
         let r = rates(&PuntConfig::default(), &icmp);
         assert_eq!(r[Budget::TtlExpired as usize], Rate { pps: 7, burst: 3 });
         assert_eq!(r[Budget::FragNeeded as usize], Rate { pps: 7, burst: 3 });
+        assert_eq!(r[Budget::Unreachable as usize], Rate { pps: 7, burst: 3 });
         assert_eq!(r[Budget::Echo as usize], Rate { pps: 11, burst: 5 });
         assert_eq!(
             r[Budget::Glean as usize],

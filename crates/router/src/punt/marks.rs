@@ -26,8 +26,18 @@ struct Bucket([AtomicU64; WAYS]);
 /// table (a route's unresolved next hop).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mark {
-    Addr { port: u16, ip: u32 },
+    Addr {
+        port: u16,
+        ip: u32,
+    },
     Adj(u32),
+    /// An on-link IPv6 address, kept as a 52-bit hash with the low 8 bits of the port:
+    /// two addresses may share a key (about one chance in 2^52 per pair), which only
+    /// means one's packets are dropped while the other is resolved.
+    Addr6 {
+        port: u16,
+        ip: u128,
+    },
 }
 
 impl Mark {
@@ -37,6 +47,11 @@ impl Mark {
         match self {
             Mark::Addr { port, ip } => 1 << 63 | (port as u64) << 32 | ip as u64,
             Mark::Adj(adj) => 1 << 62 | adj as u64,
+            Mark::Addr6 { port, ip } => {
+                let folded = (ip as u64) ^ ((ip >> 64) as u64).rotate_left(29);
+                let h = folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 12;
+                1 << 61 | (port as u64 & 0xff) << 52 | h
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The ICMP the slow path generates: echo replies and errors, each kind under its own
-//! token bucket (`icmp_rate_limit`: errors, and echo replies separately).
+//! token bucket (`icmp_rate_limit`: errors, and echo replies separately), in the family
+//! of the punted packet (ICMPv6 for IPv6, below labels or not: the first nibble says).
 //!
 //! Order matters: the reply is built first (a packet that must not draw a message, or
 //! is not an echo request, costs no token), then the bucket is asked, then an mbuf is
@@ -20,6 +21,7 @@ use crate::metrics::{IcmpKind, SlowDrop};
 fn error_reason(e: IcmpError) -> SlowDrop {
     match e {
         IcmpError::NotIpv4 => SlowDrop::IcmpNotIpv4,
+        IcmpError::NotIpv6 => SlowDrop::IcmpNotIpv6,
         IcmpError::Suppressed(_) => SlowDrop::IcmpSuppressed,
         IcmpError::NoSourceAddress(_) => SlowDrop::IcmpNoSource,
         IcmpError::NotEchoRequest => SlowDrop::LocalUnhandled,
@@ -29,34 +31,53 @@ fn error_reason(e: IcmpError) -> SlowDrop {
 
 type Build<'a> = &'a dyn Fn(&IcmpConfig, &Fib, &[u8], &mut [u8]) -> Result<Reply, IcmpError>;
 
+/// Whether the frame's IP packet (below any labels) is IPv6.
+pub(super) fn is_ipv6(frame: &[u8]) -> bool {
+    net::wire::ip_packet(frame)
+        .and_then(|ip| ip.first())
+        .is_some_and(|b| b >> 4 == 6)
+}
+
 impl State {
     pub(super) fn echo_reply(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
-        self.icmp(
-            fib,
-            m,
-            in_port,
-            IcmpKind::EchoReply,
-            &|cfg, _, data, out| icmp::echo_reply(cfg, data, out),
-        );
+        let build: Build = match is_ipv6(m.data()) {
+            true => &|cfg, _, data, out| icmp::echo_reply6(cfg, data, out),
+            false => &|cfg, _, data, out| icmp::echo_reply(cfg, data, out),
+        };
+        self.icmp(fib, m, in_port, IcmpKind::EchoReply, build);
     }
 
     pub(super) fn time_exceeded(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
-        self.icmp(
-            fib,
-            m,
-            in_port,
-            IcmpKind::TimeExceeded,
-            &|cfg, fib, data, out| icmp::time_exceeded(cfg, fib, in_port, data, out),
-        );
+        let build: Build = match is_ipv6(m.data()) {
+            true => &|cfg, fib, data, out| icmp::time_exceeded6(cfg, fib, in_port, data, out),
+            false => &|cfg, fib, data, out| icmp::time_exceeded(cfg, fib, in_port, data, out),
+        };
+        self.icmp(fib, m, in_port, IcmpKind::TimeExceeded, build);
     }
 
     pub(super) fn frag_needed(&mut self, fib: &Fib, m: Mbuf, in_port: u16, mtu: u16) {
+        if is_ipv6(m.data()) {
+            let build: Build =
+                &|cfg, fib, data, out| icmp::packet_too_big(cfg, fib, in_port, data, mtu, out);
+            return self.icmp(fib, m, in_port, IcmpKind::PacketTooBig, build);
+        }
         self.icmp(
             fib,
             m,
             in_port,
             IcmpKind::DestUnreachable,
             &|cfg, fib, data, out| icmp::frag_needed(cfg, fib, in_port, data, mtu, out),
+        );
+    }
+
+    /// No route (punted by the IPv6 lookup): ICMPv6 destination unreachable, code 0.
+    pub(super) fn unreachable(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
+        self.icmp(
+            fib,
+            m,
+            in_port,
+            IcmpKind::DestUnreachable,
+            &|cfg, fib, data, out| icmp::no_route6(cfg, fib, in_port, data, out),
         );
     }
 

@@ -1,5 +1,5 @@
-//! The slow path: everything a worker punts (ARP, packets for the router, ICMP to
-//! generate, packets waiting for a neighbor's MAC), on its own thread.
+//! The slow path: everything a worker punts (ARP and NDP, packets for the router, ICMP
+//! and ICMPv6 to generate, packets waiting for a neighbor's MAC), on its own thread.
 //!
 //! It transmits through a worker (which owns the TX queues, so there are no TX locks and
 //! a device with one TX queue per worker suffices), reads the table through its own
@@ -11,10 +11,14 @@
 //! ([`crate::metrics::SlowPathStats`]); neighbor updates for the control side are queued
 //! until the channel takes them, never dropped.
 
+mod addr;
 mod arp;
 mod icmp;
+mod ndp;
+mod ndp_in;
 mod neighbors;
 mod pending;
+mod resolve;
 mod show;
 mod statics;
 mod up;
@@ -36,11 +40,12 @@ use net::wire::arp::OP_REQUEST;
 
 use crate::cpif::ControlIfaces;
 use crate::metrics::{ControlStats, SlowDrop, SlowPathStats};
-use crate::punt::{ipv4_dst, Mark, NeighborMarks};
+use crate::punt::{Mark, NeighborMarks};
 use crate::worker::{Injected, Punted};
+pub use addr::NbrAddr;
 pub use neighbors::ArpPolicy;
 use neighbors::{ArpIgnored, ArpSeen, Neighbors};
-use pending::{Hold, Pending};
+use pending::Pending;
 pub use pending::{GIVE_UP_NS, HOLD_TOTAL, MAX_PENDING};
 pub use statics::StaticNeighbors;
 
@@ -51,6 +56,33 @@ pub enum SlowPathEvent {
     NeighborLearned { port: u16, ip: u32, mac: [u8; 6] },
     /// A learned neighbor aged out or was evicted: take its MAC out of the table.
     NeighborGone { port: u16, ip: u32 },
+    /// An IPv6 neighbor's MAC was learned (or changed) by NDP.
+    Neighbor6Learned {
+        port: u16,
+        ip: [u8; 16],
+        mac: [u8; 6],
+    },
+    /// A learned IPv6 neighbor aged out or was evicted.
+    Neighbor6Gone { port: u16, ip: [u8; 16] },
+}
+
+impl SlowPathEvent {
+    /// The update for `a` on `port`: learned with `mac`, or gone.
+    pub fn of(port: u16, a: NbrAddr, mac: Option<[u8; 6]>) -> SlowPathEvent {
+        match (a, mac) {
+            (NbrAddr::V4(ip), Some(mac)) => SlowPathEvent::NeighborLearned { port, ip, mac },
+            (NbrAddr::V4(ip), None) => SlowPathEvent::NeighborGone { port, ip },
+            (NbrAddr::V6(ip), Some(mac)) => SlowPathEvent::Neighbor6Learned {
+                port,
+                ip: ip.to_be_bytes(),
+                mac,
+            },
+            (NbrAddr::V6(ip), None) => SlowPathEvent::Neighbor6Gone {
+                port,
+                ip: ip.to_be_bytes(),
+            },
+        }
+    }
 }
 
 impl ArpPolicy {
@@ -132,6 +164,8 @@ impl PuntReceivers {
 struct Held {
     mbuf: Mbuf,
     in_port: u16,
+    /// Waiting for NDP (else ARP): which reason counts it if it is given up.
+    ndp: bool,
 }
 
 fn ignored_reason(why: ArpIgnored) -> SlowDrop {
@@ -151,9 +185,9 @@ struct State {
     neighbors: Neighbors,
     pending: Pending<Held>,
     /// Addresses marked incomplete for the workers.
-    marked: HashSet<(u16, u32)>,
+    marked: HashSet<Mark>,
     /// Adjacencies marked incomplete, by the address they resolve to (cleared with it).
-    marked_adjs: HashMap<(u16, u32), Vec<u32>>,
+    marked_adjs: HashMap<(u16, NbrAddr), Vec<u32>>,
     errors: TokenBucket,
     echo: TokenBucket,
     start: Instant,
@@ -196,95 +230,6 @@ impl State {
         }
     }
 
-    /// Sends an mbuf the way the pipeline decided (`v`).
-    fn route(&mut self, fib: &Fib, m: Mbuf, in_port: u16, v: Verdict) {
-        match v {
-            Verdict::Forward { port } => self.transmit(port, m),
-            Verdict::SlowPath(PuntReason::ArpNeeded { adj }) => {
-                let a = fib.adjacency(adj);
-                let (port, ip) = (a.port, u32::from_be_bytes(a.neighbor));
-                self.hold(port, ip, Held { mbuf: m, in_port });
-                self.mark_adj(port, ip, adj);
-            }
-            Verdict::SlowPath(PuntReason::Glean { port }) => match ipv4_dst(m.data()) {
-                Some(ip) => self.hold(port, ip, Held { mbuf: m, in_port }),
-                None => self.discard(m, SlowDrop::GleanNoIpv4),
-            },
-            Verdict::Drop(_) => self.discard(m, SlowDrop::PipelineDrop),
-            Verdict::SlowPath(_) => self.discard(m, SlowDrop::PuntedAgain),
-        }
-    }
-
-    fn hold(&mut self, port: u16, ip: u32, h: Held) {
-        let Some(iface) = self.sp.ports.get(port as usize) else {
-            return self.discard(h.mbuf, SlowDrop::ArpUnknownPort);
-        };
-        if !neighbors::arp_target_ok(iface, ip) {
-            return self.discard(h.mbuf, SlowDrop::ArpBroadcastTarget);
-        }
-        let ask = match self.pending.hold(port, ip, h, self.now_ns()) {
-            Hold::Held { ask } => ask,
-            Hold::Full { h, ask } => {
-                self.discard(h.mbuf, SlowDrop::ArpHoldFull);
-                ask
-            }
-        };
-        // A learned address only waits for the table: no need to ask again.
-        let learned = self.neighbors.get(port, ip).is_some();
-        if ask && !learned {
-            self.arp_request(port, ip, [0xff; 6]);
-        }
-        if !learned
-            && self.pending.contains(port, ip)
-            && self.sp.marks.insert(Mark::Addr { port, ip })
-        {
-            self.marked.insert((port, ip));
-        }
-        self.gauges();
-    }
-
-    /// Marks adjacency `adj` (towards `ip` on `port`) incomplete while `ip` is resolved.
-    fn mark_adj(&mut self, port: u16, ip: u32, adj: u32) {
-        if !self.pending.contains(port, ip) || self.neighbors.get(port, ip).is_some() {
-            return;
-        }
-        let adjs = self.marked_adjs.entry((port, ip)).or_default();
-        if !adjs.contains(&adj) && self.sp.marks.insert(Mark::Adj(adj)) {
-            adjs.push(adj);
-        }
-    }
-
-    /// Takes the incomplete marks of `ip` on `port` away (resolved or given up).
-    fn unmark(&mut self, port: u16, ip: u32) {
-        if self.marked.remove(&(port, ip)) {
-            self.sp.marks.remove(Mark::Addr { port, ip });
-        }
-        for adj in self.marked_adjs.remove(&(port, ip)).unwrap_or_default() {
-            self.sp.marks.remove(Mark::Adj(adj));
-        }
-    }
-
-    /// A new table may number its adjacencies differently: their marks go (held
-    /// packets, retried next, mark them again under the new numbers).
-    fn unmark_adjs(&mut self) {
-        for (_, adjs) in self.marked_adjs.drain() {
-            for adj in adjs {
-                self.sp.marks.remove(Mark::Adj(adj));
-            }
-        }
-    }
-
-    fn arp_request(&mut self, port: u16, ip: u32, dst_mac: [u8; 6]) {
-        if let Some(f) = self
-            .sp
-            .ports
-            .get(port as usize)
-            .and_then(|p| arp::request(p, ip, dst_mac))
-        {
-            self.send_frame(port, &f);
-        }
-    }
-
     fn gauges(&self) {
         let c = &self.sp.stats;
         c.arp_entries.store(self.neighbors.len() as u64, Relaxed);
@@ -308,13 +253,13 @@ impl State {
             sender_ip,
             sender_mac: a.sender_mac,
             target_ip: u32::from_be_bytes(a.target_ip),
-            solicited: self.pending.contains(in_port, sender_ip),
+            solicited: self.pending.contains(in_port, NbrAddr::V4(sender_ip)),
             static_mac: self.sp.statics.get(in_port, sender_ip),
         };
         self.mirror_arp(in_port, m.data());
         let d = self.neighbors.input(&self.sp.ports, &seen, self.now_ns());
         if self.neighbors.get(in_port, sender_ip).is_some() {
-            self.unmark(in_port, sender_ip);
+            self.unmark(in_port, NbrAddr::V4(sender_ip));
         }
         match d.ignored {
             Some(why) => self.discard(m, ignored_reason(why)),
@@ -349,18 +294,18 @@ impl State {
         } = p;
         match reason {
             PuntReason::Arp => self.arp_input(mbuf, in_port),
+            PuntReason::Ndp => self.ndp_input(mbuf, in_port),
             PuntReason::LocalDelivery => self.local(fib, mbuf, in_port),
             PuntReason::LinkLocalMulticast => self.up(mbuf, in_port),
             PuntReason::TtlExpired { in_port } => self.time_exceeded(fib, mbuf, in_port),
             PuntReason::FragNeeded { in_port, mtu } => self.frag_needed(fib, mbuf, in_port, mtu),
+            PuntReason::Unreachable { in_port } => self.unreachable(fib, mbuf, in_port),
             PuntReason::ArpNeeded { .. } | PuntReason::Glean { .. } => {
                 self.route(fib, mbuf, in_port, Verdict::SlowPath(reason));
             }
-            // IPv6's NDP and unreachable errors: not handled yet (issue #20), counted.
-            PuntReason::RouterAlert
-            | PuntReason::IpOptions
-            | PuntReason::Ndp
-            | PuntReason::Unreachable { .. } => self.discard(mbuf, SlowDrop::Unhandled),
+            PuntReason::RouterAlert | PuntReason::IpOptions => {
+                self.discard(mbuf, SlowDrop::Unhandled)
+            }
         }
     }
 
@@ -368,7 +313,9 @@ impl State {
     fn retry_held(&mut self, fib: &Fib) {
         self.unmark_adjs();
         for h in self.pending.take_all() {
-            let Held { mut mbuf, in_port } = h;
+            let Held {
+                mut mbuf, in_port, ..
+            } = h;
             let mut v = [Verdict::Forward { port: 0 }];
             if in_port == ORIGINATED {
                 v[0] = self.sp.pipeline.originate(fib, &mut mbuf);
@@ -392,18 +339,22 @@ impl State {
         let neighbors = &self.neighbors;
         let (dropped, ask, ended) = self
             .pending
-            .expire(now, |port, ip| neighbors.get(port, ip).is_some());
+            .expire(now, |port, a| neighbors.get_addr(port, a).is_some());
         for h in dropped {
-            self.discard(h.mbuf, SlowDrop::ArpUnresolved);
+            let why = match h.ndp {
+                true => SlowDrop::NdpUnresolved,
+                false => SlowDrop::ArpUnresolved,
+            };
+            self.discard(h.mbuf, why);
         }
-        for (port, ip) in ended {
-            self.unmark(port, ip);
+        for (port, a) in ended {
+            self.unmark(port, a);
         }
-        for (port, ip) in ask {
-            self.arp_request(port, ip, [0xff; 6]);
+        for (port, a) in ask {
+            self.solicit(port, a, None);
         }
-        for (port, ip, mac) in self.neighbors.age(now) {
-            self.arp_request(port, ip, mac);
+        for (port, a, mac) in self.neighbors.age(now) {
+            self.solicit(port, a, Some(mac));
         }
         self.neighbors.flush(&self.sp.events);
         self.gauges();

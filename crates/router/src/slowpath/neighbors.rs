@@ -1,12 +1,15 @@
-//! The learned neighbor table: which ARP packets may teach the router a MAC, how long a
-//! binding lives, and the updates the control side must publish.
+//! The learned neighbor table: which ARP and NDP packets may teach the router a MAC, how
+//! long a binding lives, and the updates the control side must publish. Both families
+//! share the table, its bound and its timers (keyed by [`NbrAddr`]).
 //!
 //! Pure (time is passed in as nanoseconds), so every rule is unit tested. Rules:
 //! - never learned: invalid sender MACs (multicast, broadcast, zero), the router's own
 //!   addresses, off-link senders (and a subnet's network or broadcast address), static
 //!   neighbors from the routes file;
 //! - a new binding needs a reason: a resolution in progress, a request for one of our
-//!   addresses (RFC 826), or `accept_unsolicited` (Linux's `arp_accept`);
+//!   addresses (RFC 826; for NDP a solicitation with a source link-layer option, RFC 4861
+//!   §7.2.3), or `accept_unsolicited` (Linux's `arp_accept`);
+//! - an NDP advertisement without the override flag never changes a known MAC (§7.2.5);
 //! - a known binding is refreshed by any ARP from it; its MAC changes at most once per
 //!   [`LOCKTIME_NS`] (Linux's `locktime`);
 //! - after `reachable` without an ARP from it, a binding is probed [`PROBES`] times
@@ -24,6 +27,8 @@ use config::startup::PortIface;
 use config::types::Cidr;
 use crossbeam_channel::{Sender, TrySendError};
 
+use super::addr::NbrAddr;
+use super::ndp::{on_link6, own_address6};
 use super::SlowPathEvent;
 
 /// Probes sent to a binding whose reachable time ran out, before it is removed.
@@ -75,6 +80,33 @@ pub struct ArpSeen {
     pub static_mac: Option<[u8; 6]>,
 }
 
+/// An NDP message as the rules need it: the address it teaches a MAC for (an NS's
+/// source, an NA's target) and its link-layer option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NdpSeen {
+    pub port: u16,
+    pub addr: [u8; 16],
+    /// Source link-layer option of an NS, target link-layer option of an NA.
+    pub mac: Option<[u8; 6]>,
+    /// An advertisement (else a solicitation for one of the port's addresses).
+    pub advert: bool,
+    /// An advertisement's override flag.
+    pub override_: bool,
+    /// A resolution of `addr` is in progress.
+    pub solicited: bool,
+}
+
+/// What one packet may teach, whatever its family.
+struct Teach {
+    key: (u16, NbrAddr),
+    mac: [u8; 6],
+    static_mac: Option<[u8; 6]>,
+    solicited: bool,
+    for_us: bool,
+    /// May change a known MAC (ARP, NDP with the override flag).
+    may_override: bool,
+}
+
 struct Entry {
     mac: [u8; 6],
     confirmed: u64,
@@ -85,8 +117,8 @@ struct Entry {
 /// Learned bindings and the updates not yet taken by the control side.
 pub struct Neighbors {
     policy: ArpPolicy,
-    learned: HashMap<(u16, u32), Entry>,
-    outbox: BTreeMap<(u16, u32), Option<[u8; 6]>>,
+    learned: HashMap<(u16, NbrAddr), Entry>,
+    outbox: BTreeMap<(u16, NbrAddr), Option<[u8; 6]>>,
 }
 
 /// A MAC that may be a neighbor's: unicast and not all zero.
@@ -151,51 +183,86 @@ impl Neighbors {
         if !on_link_host(iface, a.sender_ip) {
             return ignore(ArpIgnored::OffLink);
         }
-        let ignored = self.learn(a, for_us, now);
+        let t = Teach {
+            key: (a.port, NbrAddr::V4(a.sender_ip)),
+            mac: a.sender_mac,
+            static_mac: a.static_mac,
+            solicited: a.solicited,
+            for_us,
+            may_override: true,
+        };
         ArpDecision {
             reply: for_us,
-            ignored,
+            ignored: self.learn(&t, now),
         }
     }
 
-    fn learn(&mut self, a: &ArpSeen, for_us: bool, now: u64) -> Option<ArpIgnored> {
-        let key = (a.port, a.sender_ip);
-        if let Some(mac) = a.static_mac {
+    /// Applies the rules (module docs) to one NDP solicitation for one of the port's
+    /// addresses or advertisement received on `ports[n.port]`; `None` when it taught
+    /// nothing wrong (a message without a link-layer option teaches nothing at all).
+    pub fn input6(&mut self, ports: &[PortIface], n: &NdpSeen, now: u64) -> Option<ArpIgnored> {
+        let mac = n.mac?;
+        let Some(iface) = ports.get(n.port as usize) else {
+            return Some(ArpIgnored::OffLink);
+        };
+        if !valid_sender_mac(mac) {
+            return Some(ArpIgnored::InvalidSenderMac);
+        }
+        if own_address6(ports, &n.addr) {
+            return Some(ArpIgnored::OwnAddress);
+        }
+        if !on_link6(iface, &n.addr) {
+            return Some(ArpIgnored::OffLink);
+        }
+        let t = Teach {
+            key: (n.port, NbrAddr::v6(n.addr)),
+            mac,
+            static_mac: None,
+            solicited: n.solicited,
+            for_us: !n.advert,
+            may_override: !n.advert || n.override_,
+        };
+        self.learn(&t, now)
+    }
+
+    fn learn(&mut self, t: &Teach, now: u64) -> Option<ArpIgnored> {
+        let key = t.key;
+        if let Some(mac) = t.static_mac {
             // The routes file wins; forget what ARP said before it did.
             if self.learned.contains_key(&key) {
                 self.remove(key);
             }
-            return (mac != a.sender_mac).then_some(ArpIgnored::StaticNeighbor);
+            return (mac != t.mac).then_some(ArpIgnored::StaticNeighbor);
         }
         if let Some(e) = self.learned.get_mut(&key) {
-            if e.mac != a.sender_mac {
-                if now.saturating_sub(e.confirmed) < LOCKTIME_NS {
+            if e.mac != t.mac {
+                if !t.may_override || now.saturating_sub(e.confirmed) < LOCKTIME_NS {
                     return Some(ArpIgnored::Locked);
                 }
-                e.mac = a.sender_mac;
-                self.outbox.insert(key, Some(a.sender_mac));
+                e.mac = t.mac;
+                self.outbox.insert(key, Some(t.mac));
             }
             e.confirmed = now;
             e.probes = 0;
             return None;
         }
-        if !(a.solicited || for_us || self.policy.accept_unsolicited) {
+        if !(t.solicited || t.for_us || self.policy.accept_unsolicited) {
             return Some(ArpIgnored::Unsolicited);
         }
         let full = self.learned.len() >= self.policy.max_entries;
-        if full && !(a.solicited && self.evict_stalest()) {
+        if full && !(t.solicited && self.evict_stalest()) {
             return Some(ArpIgnored::TableFull);
         }
         self.learned.insert(
             key,
             Entry {
-                mac: a.sender_mac,
+                mac: t.mac,
                 confirmed: now,
                 probes: 0,
                 next_probe: 0,
             },
         );
-        self.outbox.insert(key, Some(a.sender_mac));
+        self.outbox.insert(key, Some(t.mac));
         None
     }
 
@@ -212,14 +279,14 @@ impl Neighbors {
         true
     }
 
-    fn remove(&mut self, key: (u16, u32)) {
+    fn remove(&mut self, key: (u16, NbrAddr)) {
         self.learned.remove(&key);
         self.outbox.insert(key, None);
     }
 
     /// Ages the bindings: returns the probes to send now (port, ip, known MAC); bindings
     /// probed [`PROBES`] times without an answer are removed.
-    pub fn age(&mut self, now: u64) -> Vec<(u16, u32, [u8; 6])> {
+    pub fn age(&mut self, now: u64) -> Vec<(u16, NbrAddr, [u8; 6])> {
         let mut probes = Vec::new();
         let mut gone = Vec::new();
         for (&(port, ip), e) in self.learned.iter_mut() {
@@ -240,14 +307,22 @@ impl Neighbors {
         probes
     }
 
-    /// The MAC learned for `ip` on `port`.
+    /// The MAC learned for IPv4 `ip` on `port`.
     pub fn get(&self, port: u16, ip: u32) -> Option<[u8; 6]> {
-        self.learned.get(&(port, ip)).map(|e| e.mac)
+        self.get_addr(port, NbrAddr::V4(ip))
+    }
+
+    /// The MAC learned for `a` on `port`.
+    pub fn get_addr(&self, port: u16, a: NbrAddr) -> Option<[u8; 6]> {
+        self.learned.get(&(port, a)).map(|e| e.mac)
     }
 
     /// Every binding for `show neighbors`: (port, ip, MAC, last confirmed, stale: its
     /// reachable time is over at `now`).
-    pub fn entries(&self, now: u64) -> impl Iterator<Item = (u16, u32, [u8; 6], u64, bool)> + '_ {
+    pub fn entries(
+        &self,
+        now: u64,
+    ) -> impl Iterator<Item = (u16, NbrAddr, [u8; 6], u64, bool)> + '_ {
         let reachable = self.policy.reachable_ns;
         self.learned.iter().map(move |(&(port, ip), e)| {
             let stale = now >= e.confirmed.saturating_add(reachable);
@@ -272,10 +347,7 @@ impl Neighbors {
     pub fn flush(&mut self, events: &Sender<SlowPathEvent>) -> usize {
         let mut sent = 0;
         while let Some((&(port, ip), &mac)) = self.outbox.first_key_value() {
-            let ev = match mac {
-                Some(mac) => SlowPathEvent::NeighborLearned { port, ip, mac },
-                None => SlowPathEvent::NeighborGone { port, ip },
-            };
+            let ev = SlowPathEvent::of(port, ip, mac);
             match events.try_send(ev) {
                 Ok(()) => {
                     self.outbox.pop_first();

@@ -15,7 +15,10 @@ fn ports() -> Vec<PortIface> {
         name: format!("p{id}"),
         mac: [2, 0, 0, 0, id as u8, 1],
         mtu: 1500,
-        addresses6: Vec::new(),
+        addresses6: match id {
+            0 => vec!["2001:db8:1::1/64".parse().unwrap()],
+            _ => Vec::new(),
+        },
         addresses: vec![Cidr::new(Ipv4Addr::from(addr), len)],
     };
     vec![p(0, US0, 24), p(1, US1, 16)]
@@ -225,7 +228,11 @@ fn bindings_are_probed_then_removed() {
     assert!(n.age(30 * S - 1).is_empty(), "reachable for 30 s");
     let mut t = 30 * S;
     for _ in 0..PROBES {
-        assert_eq!(n.age(t), [(0, HOST, MAC)], "unicast probe to the known MAC");
+        assert_eq!(
+            n.age(t),
+            [(0, NbrAddr::V4(HOST), MAC)],
+            "unicast probe to the known MAC"
+        );
         assert!(
             n.age(t + RETRY_NS - 1).is_empty(),
             "one probe per retry interval"
@@ -330,5 +337,88 @@ fn no_arp_for_a_subnets_network_or_broadcast_address() {
     assert!(
         arp_target_ok(&p31, 0x0a09_0901),
         "a /31 has no broadcast address"
+    );
+}
+
+fn o6(s: &str) -> [u8; 16] {
+    s.parse::<std::net::Ipv6Addr>().unwrap().octets()
+}
+
+/// An NDP message on port 0 about `addr`.
+fn ndp(addr: &str, mac: Option<[u8; 6]>, advert: bool, override_: bool) -> NdpSeen {
+    NdpSeen {
+        port: 0,
+        addr: o6(addr),
+        mac,
+        advert,
+        override_,
+        solicited: false,
+    }
+}
+
+#[test]
+fn ndp_learns_from_solicitations_and_solicited_advertisements() {
+    let (tx, rx) = crossbeam_channel::bounded(16);
+    let (ports, mut n) = (ports(), Neighbors::new(policy()));
+    // A solicitation for our address with a source link-layer option teaches its sender.
+    assert_eq!(
+        n.input6(&ports, &ndp("fe80::7", Some(MAC), false, false), 0),
+        None
+    );
+    assert_eq!(n.get_addr(0, NbrAddr::v6(o6("fe80::7"))), Some(MAC));
+    // An unsolicited advertisement does not, unless accepted; a solicited one does.
+    let na = ndp("2001:db8:1::9", Some(MAC2), true, true);
+    assert_eq!(n.input6(&ports, &na, 0), Some(ArpIgnored::Unsolicited));
+    let solicited = NdpSeen {
+        solicited: true,
+        ..na
+    };
+    assert_eq!(n.input6(&ports, &solicited, 0), None);
+    n.flush(&tx);
+    assert_eq!(
+        drain(&rx),
+        [
+            SlowPathEvent::Neighbor6Learned {
+                port: 0,
+                ip: o6("2001:db8:1::9"),
+                mac: MAC2
+            },
+            SlowPathEvent::Neighbor6Learned {
+                port: 0,
+                ip: o6("fe80::7"),
+                mac: MAC
+            },
+        ],
+        "in address order"
+    );
+    // Without the override flag a known MAC stays (RFC 4861 §7.2.5), with it it changes.
+    let other = ndp("2001:db8:1::9", Some(MAC), true, false);
+    assert_eq!(n.input6(&ports, &other, 5 * S), Some(ArpIgnored::Locked));
+    let other = NdpSeen {
+        override_: true,
+        ..other
+    };
+    assert_eq!(n.input6(&ports, &other, 5 * S), None);
+    assert_eq!(n.get_addr(0, NbrAddr::v6(o6("2001:db8:1::9"))), Some(MAC));
+    // Nothing to learn without a link-layer option; never our own or off-link addresses.
+    assert_eq!(
+        n.input6(&ports, &ndp("fe80::8", None, false, false), 0),
+        None
+    );
+    assert_eq!(n.get_addr(0, NbrAddr::v6(o6("fe80::8"))), None);
+    let own = ndp("2001:db8:1::1", Some(MAC), true, true);
+    assert_eq!(n.input6(&ports, &own, 0), Some(ArpIgnored::OwnAddress));
+    let off = ndp("2001:db8:2::1", Some(MAC), false, false);
+    assert_eq!(n.input6(&ports, &off, 0), Some(ArpIgnored::OffLink));
+    let bad = ndp("fe80::9", Some([0x33, 0x33, 0, 0, 0, 1]), false, false);
+    assert_eq!(
+        n.input6(&ports, &bad, 0),
+        Some(ArpIgnored::InvalidSenderMac)
+    );
+    // They age and are probed like ARP bindings.
+    let probes = n.age(40 * S);
+    assert!(
+        probes.contains(&(0, NbrAddr::v6(o6("fe80::7")), MAC)),
+        "{probes:?}"
     );
 }

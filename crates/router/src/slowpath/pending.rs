@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use super::addr::NbrAddr;
 use super::neighbors::RETRY_NS;
 
 /// Packets held per unresolved address, and in all.
@@ -45,7 +46,7 @@ pub enum Hold<H> {
 
 /// Unresolved addresses and the packets waiting for them.
 pub struct Pending<H> {
-    map: HashMap<(u16, u32), Resolution<H>>,
+    map: HashMap<(u16, NbrAddr), Resolution<H>>,
     held: usize,
 }
 
@@ -61,7 +62,7 @@ impl<H> Default for Pending<H> {
 impl<H> Pending<H> {
     /// Holds `h` until `ip` on `port` resolves. A request is due for the first packet and
     /// then at most every [`RETRY_NS`].
-    pub fn hold(&mut self, port: u16, ip: u32, h: H, now: u64) -> Hold<H> {
+    pub fn hold(&mut self, port: u16, ip: NbrAddr, h: H, now: u64) -> Hold<H> {
         if !self.map.contains_key(&(port, ip)) && self.map.len() >= MAX_PENDING {
             return Hold::Full { h, ask: false };
         }
@@ -84,7 +85,7 @@ impl<H> Pending<H> {
     }
 
     /// Whether a resolution of `ip` on `port` is in progress.
-    pub fn contains(&self, port: u16, ip: u32) -> bool {
+    pub fn contains(&self, port: u16, ip: NbrAddr) -> bool {
         self.map.contains_key(&(port, ip))
     }
 
@@ -107,8 +108,8 @@ impl<H> Pending<H> {
     pub fn expire(
         &mut self,
         now: u64,
-        resolved: impl Fn(u16, u32) -> bool,
-    ) -> (Vec<H>, Vec<(u16, u32)>, Vec<(u16, u32)>) {
+        resolved: impl Fn(u16, NbrAddr) -> bool,
+    ) -> (Vec<H>, Vec<(u16, NbrAddr)>, Vec<(u16, NbrAddr)>) {
         let mut dropped = Vec::new();
         let mut ask = Vec::new();
         let mut ended = Vec::new();
@@ -129,7 +130,7 @@ impl<H> Pending<H> {
     }
 
     /// Addresses being resolved and since when, for `show neighbors`.
-    pub fn resolving(&self) -> impl Iterator<Item = ((u16, u32), u64)> + '_ {
+    pub fn resolving(&self) -> impl Iterator<Item = ((u16, NbrAddr), u64)> + '_ {
         self.map.iter().map(|(&k, r)| (k, r.first))
     }
 
@@ -147,12 +148,13 @@ impl<H> Pending<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use NbrAddr::{V4, V6};
 
     #[test]
     fn bounded_per_address_in_all_and_in_addresses() {
         let mut p = Pending::default();
         let asks: Vec<bool> = (0..HOLD_PER_ADDR + 1)
-            .map(|i| match p.hold(0, 7, i, 0) {
+            .map(|i| match p.hold(0, V4(7), i, 0) {
                 Hold::Held { ask } => ask,
                 Hold::Full { h, ask } => {
                     assert_eq!(h, HOLD_PER_ADDR, "the extra packet is given back");
@@ -163,7 +165,7 @@ mod tests {
         assert_eq!(asks.iter().filter(|a| **a).count(), 1, "one request");
         let mut full = 0;
         for ip in 0..(MAX_PENDING as u32 + 10) {
-            if let Hold::Full { ask, .. } = p.hold(1, ip, 0, 0) {
+            if let Hold::Full { ask, .. } = p.hold(1, V4(ip), 0, 0) {
                 full += 1;
                 assert!(!ask || p.addresses() <= MAX_PENDING);
             }
@@ -176,17 +178,21 @@ mod tests {
     #[test]
     fn expiry_gives_back_and_asks_again_unless_resolved() {
         let mut p = Pending::default();
-        p.hold(0, 7, 'a', 0);
-        p.hold(0, 8, 'b', 0);
-        let (d, ask, ended) = p.expire(RETRY_NS, |_, ip| ip == 8);
+        p.hold(0, V4(7), 'a', 0);
+        p.hold(0, V6(8), 'b', 0);
+        let (d, ask, ended) = p.expire(RETRY_NS, |_, ip| ip == V6(8));
         assert!(d.is_empty() && ended.is_empty());
-        assert_eq!(ask, [(0, 7)], "8 is learned and only waits for the table");
+        assert_eq!(
+            ask,
+            [(0, V4(7))],
+            "8 is learned and only waits for the table"
+        );
         let (d, _, mut ended) = p.expire(GIVE_UP_NS, |_, _| false);
         assert_eq!(d.len(), 2);
         ended.sort();
         assert_eq!(
             ended,
-            [(0, 7), (0, 8)],
+            [(0, V4(7)), (0, V6(8))],
             "both resolutions end (their marks go)"
         );
         assert_eq!((p.addresses(), p.held()), (0, 0));

@@ -22,9 +22,9 @@ impl State {
         let mut v: Vec<NeighborEntry> = self
             .neighbors
             .entries(now)
-            .map(|(port, ip, mac, confirmed, stale)| NeighborEntry {
+            .map(|(port, a, mac, confirmed, stale)| NeighborEntry {
                 port,
-                ip,
+                ip: a.ip(),
                 mac: Some(mac),
                 state: match stale {
                     true => NeighborState::Stale,
@@ -36,10 +36,10 @@ impl State {
         v.extend(
             self.pending
                 .resolving()
-                .filter(|&((port, ip), _)| self.neighbors.get(port, ip).is_none())
-                .map(|((port, ip), first)| NeighborEntry {
+                .filter(|&((port, a), _)| self.neighbors.get_addr(port, a).is_none())
+                .map(|((port, a), first)| NeighborEntry {
                     port,
-                    ip,
+                    ip: a.ip(),
                     mac: None,
                     state: NeighborState::Incomplete,
                     since: at(first),

@@ -126,7 +126,7 @@ pub struct Counts {
     pub transmitted: u64,
     pub held: u64,
     pub dropped: [u64; SlowDrop::COUNT],
-    pub icmp: [u64; 3],
+    pub icmp: [u64; IcmpKind::ALL.len()],
     pub up: u64,
 }
 
@@ -281,7 +281,7 @@ mod tests {
             transmitted: 0,
             held: 0,
             dropped: [0; SlowDrop::COUNT],
-            icmp: [0; 3],
+            icmp: [0; IcmpKind::ALL.len()],
             up: 0,
         }
     }
