@@ -202,6 +202,7 @@ fn ping6_and_traceroute6_through_one_router_and_the_router_answers() {
     );
     // traceroute (UDP probes): the router is hop 1, the destination hop 2.
     let (s, hops) = traceroute6(&t.h1, "2001:db8:2::2", &[]);
+    eprintln!("{s}");
     assert!(hops.len() >= 2, "{s}\n{}", logs(&mut t.r));
     assert!(
         hops[0].contains("2001:db8:1::1"),
@@ -365,6 +366,9 @@ enum Egress {
     PopAndLookup,
     /// Two labels, IPv6 explicit null (2) at the bottom; R3 pops both.
     ExplicitNull,
+    /// R2 swaps the one label to IPv6 explicit null (2), as a penultimate hop does when
+    /// the egress asks for explicit null; R3 pops it and looks the packet up.
+    ExplicitNullTop,
     /// R2 pops the last label (PHP, payload IPv6); R3 routes the bare IPv6 packet.
     Php,
 }
@@ -383,12 +387,19 @@ fn routes_6pe(e: Egress) -> [String; 3] {
         "ipv6:\n  - {{prefix: \"2001:db8:1::/64\", via: 10.23.0.1, push: [300{bottom}]}}\n\
          mpls:\n  - {{in_label: 200, action: pop_and_lookup}}\n"
     );
-    let r2 = if e == Egress::Php {
-        "mpls:\n  - {in_label: 100, action: pop, via: 10.23.0.2, payload: ipv6}\n  \
-         - {in_label: 300, action: pop, via: 10.12.0.1, payload: ipv6}\n"
-    } else {
-        "mpls:\n  - {in_label: 100, action: swap, via: 10.23.0.2, push: [200]}\n  \
-         - {in_label: 300, action: swap, via: 10.12.0.1, push: [400]}\n"
+    let r2 = match e {
+        Egress::Php => {
+            "mpls:\n  - {in_label: 100, action: pop, via: 10.23.0.2, payload: ipv6}\n  \
+             - {in_label: 300, action: pop, via: 10.12.0.1, payload: ipv6}\n"
+        }
+        Egress::ExplicitNullTop => {
+            "mpls:\n  - {in_label: 100, action: swap, via: 10.23.0.2, push: [2]}\n  \
+             - {in_label: 300, action: swap, via: 10.12.0.1, push: [2]}\n"
+        }
+        _ => {
+            "mpls:\n  - {in_label: 100, action: swap, via: 10.23.0.2, push: [200]}\n  \
+             - {in_label: 300, action: swap, via: 10.12.0.1, push: [400]}\n"
+        }
     };
     [r1, r2.to_string(), r3]
 }
@@ -468,6 +479,7 @@ fn six_pe_lsp_through_three_routers_carries_ping6_and_traceroute6_sees_every_lsr
     // R1 by the IPv6 hop limit, R2 and R3 by the label TTL (uniform mode); the LSRs'
     // time exceeded travels on along the LSP with the RFC 4950 label stack (-e).
     let (s, hops) = traceroute6(&t.h1, "2001:db8:2::2", &["-e"]);
+    eprintln!("{s}");
     let ctx = |t: &mut OneRouter| format!("{s}\n{}", logs(&mut t.r));
     assert!(hops.len() >= 4, "{}", ctx(&mut t));
     assert!(
@@ -500,6 +512,17 @@ fn six_pe_with_ipv6_explicit_null_at_the_bottom_of_the_stack() {
         return;
     }
     let mut t = lsp6("se", Egress::ExplicitNull);
+    ping_both_ways(&mut t);
+    stop_clean(&mut t.r);
+}
+
+#[test]
+fn six_pe_with_ipv6_explicit_null_swapped_in_at_the_penultimate_hop() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let mut t = lsp6("sx", Egress::ExplicitNullTop);
     ping_both_ways(&mut t);
     stop_clean(&mut t.r);
 }
