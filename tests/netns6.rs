@@ -130,9 +130,9 @@ struct OneRouter {
     rns: String,
 }
 
-/// The one-router topology; `h2_mtu` sets the h2 link's MTU on both ends (host and
-/// router port).
-fn one_router(tag: &str, h2_mtu: Option<u16>) -> OneRouter {
+/// The one-router topology with `routes`; `h2_mtu` sets the h2 link's MTU on both ends
+/// (host and router port).
+fn one_router_with(tag: &str, h2_mtu: Option<u16>, routes: &str) -> OneRouter {
     let dir = TempDir::new(tag);
     let mut ns = Netns::new(tag);
     let (h1, h2, r) = (ns.add("h1"), ns.add("h2"), ns.add("r"));
@@ -149,7 +149,7 @@ fn one_router(tag: &str, h2_mtu: Option<u16>) -> OneRouter {
             Port("h1", "r-h1", "10.1.0.1/24, \"2001:db8:1::1/64\"", ""),
             Port("h2", "r-h2", "10.2.0.1/24, \"2001:db8:2::1/64\"", &mtu),
         ],
-        "{}\n",
+        routes,
     );
     OneRouter {
         r: vec![router],
@@ -159,6 +159,10 @@ fn one_router(tag: &str, h2_mtu: Option<u16>) -> OneRouter {
         h2,
         rns: r,
     }
+}
+
+fn one_router(tag: &str, h2_mtu: Option<u16>) -> OneRouter {
+    one_router_with(tag, h2_mtu, "{}\n")
 }
 
 #[test]
@@ -322,6 +326,45 @@ fn ndp_the_host_resolves_the_router_and_the_router_resolves_the_host() {
     stop_clean(&mut t.r);
 }
 
+#[test]
+fn the_router_resolves_a_link_local_next_hop() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let routes = "ipv6:\n  - {prefix: \"2001:db8:99::/64\", via: \"fe80::2\", port: h2}\n";
+    let mut t = one_router_with("sk", None, routes);
+    // h2 owns fe80::2 (the next hop) and 2001:db8:99::1 behind it.
+    sh(&[
+        "ip",
+        "-n",
+        &t.h2,
+        "addr",
+        "add",
+        "fe80::2/64",
+        "dev",
+        "eth0",
+        "nodad",
+    ]);
+    sh(&[
+        "ip",
+        "-n",
+        &t.h2,
+        "addr",
+        "add",
+        "2001:db8:99::1/128",
+        "dev",
+        "lo",
+    ]);
+    let out = ping6(
+        &t.h1,
+        "2001:db8:99::1",
+        &["-c", "3", "-i", "0.2", "-W", "2"],
+    );
+    assert!(no_loss(&out), "{}\n{}", text(&out), logs(&mut t.r));
+    stop_clean(&mut t.r);
+}
+
 /// The modified EUI-64 link-local address (RFC 4291 appendix A) of a MAC.
 fn eui64_link_local(mac: &str) -> String {
     let b: Vec<u8> = mac
@@ -406,12 +449,18 @@ fn routes_6pe(e: Egress) -> [String; 3] {
 
 /// The three-router 6PE LSP, IPv6 hosts at both ends.
 fn lsp6(tag: &str, e: Egress) -> OneRouter {
+    lsp6_mtu(tag, e, None)
+}
+
+/// [`lsp6`] with `core_mtu` on the R1-R2 link (both veth ends and both router ports).
+fn lsp6_mtu(tag: &str, e: Egress, core_mtu: Option<u16>) -> OneRouter {
+    let mtu = core_mtu.map(|m| format!(", mtu: {m}")).unwrap_or_default();
     let dir = TempDir::new(tag);
     let mut ns = Netns::new(tag);
     let (h1, h2) = (ns.add("h1"), ns.add("h2"));
     let (r1, r2, r3) = (ns.add("r1"), ns.add("r2"), ns.add("r3"));
     link(&h1, "eth0", &r1, "r1-h1", None);
-    link(&r1, "r1-r2", &r2, "r2-r1", None);
+    link(&r1, "r1-r2", &r2, "r2-r1", core_mtu);
     link(&r2, "r2-r3", &r3, "r3-r2", None);
     link(&r3, "r3-h2", &h2, "eth0", None);
     host6(&h1, "2001:db8:1::2/64", "2001:db8:1::1");
@@ -424,7 +473,7 @@ fn lsp6(tag: &str, e: Egress) -> OneRouter {
             "r1",
             &[
                 Port("h1", "r1-h1", "10.1.0.1/24, \"2001:db8:1::1/64\"", ""),
-                Port("core", "r1-r2", "10.12.0.1/30, \"2001:db8:12::1/64\"", ""),
+                Port("core", "r1-r2", "10.12.0.1/30, \"2001:db8:12::1/64\"", &mtu),
             ],
             &t1,
         ),
@@ -433,7 +482,7 @@ fn lsp6(tag: &str, e: Egress) -> OneRouter {
             &dir,
             "r2",
             &[
-                Port("west", "r2-r1", "10.12.0.2/30, \"2001:db8:12::2/64\"", ""),
+                Port("west", "r2-r1", "10.12.0.2/30, \"2001:db8:12::2/64\"", &mtu),
                 Port("east", "r2-r3", "10.23.0.1/30, \"2001:db8:23::1/64\"", ""),
             ],
             &t2,
@@ -535,5 +584,55 @@ fn six_pe_with_php_to_an_ipv6_payload() {
     }
     let mut t = lsp6("sp", Egress::Php);
     ping_both_ways(&mut t);
+    stop_clean(&mut t.r);
+}
+
+/// `ping -6 -M do -s 1400` from `from` to `to` (a 1448-byte packet), then the path MTU
+/// `from`'s kernel cached for `to` (`ip -6 route get`), if any.
+fn learned_pmtu(from: &str, to: &str) -> (String, Option<u32>) {
+    let out = ping6(from, to, &["-c", "1", "-W", "2", "-s", "1400", "-M", "do"]);
+    let route = sh(&["ip", "-n", from, "-6", "route", "get", to]);
+    let mtu = route
+        .split_whitespace()
+        .skip_while(|w| *w != "mtu")
+        .nth(1)
+        .and_then(|v| v.parse().ok());
+    (format!("{}{route}", text(&out)), mtu)
+}
+
+/// A 1400-byte core link: the ingress LER's packet too big gives the core MTU minus the
+/// one label it pushes (1396), which h1's kernel caches; a packet that fits still crosses
+/// (1348 bytes both ways).
+#[test]
+fn six_pe_packet_too_big_at_the_ingress_counts_the_pushed_label() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let mut t = lsp6_mtu("sm", Egress::PopAndLookup, Some(1400));
+    ping_both_ways(&mut t);
+    let (s, mtu) = learned_pmtu(&t.h1, "2001:db8:2::2");
+    assert_eq!(mtu, Some(1396), "{s}\n{}", logs(&mut t.r));
+    let out = ping6(
+        &t.h1,
+        "2001:db8:2::2",
+        &["-c", "1", "-W", "2", "-s", "1300"],
+    );
+    assert!(no_loss(&out), "{}\n{}", text(&out), logs(&mut t.r));
+    stop_clean(&mut t.r);
+}
+
+/// The same link seen from h2: the packet too big comes from R2, an LSR, which sends it
+/// on along the LSP (as its time exceeded) with the MTU less the label it carries.
+#[test]
+fn six_pe_packet_too_big_from_an_lsr_reaches_the_sender() {
+    if !is_root() {
+        eprintln!("SKIP: netns tests need root");
+        return;
+    }
+    let mut t = lsp6_mtu("sq", Egress::PopAndLookup, Some(1400));
+    ping_both_ways(&mut t);
+    let (s, mtu) = learned_pmtu(&t.h2, "2001:db8:1::2");
+    assert_eq!(mtu, Some(1396), "{s}\n{}", logs(&mut t.r));
     stop_clean(&mut t.r);
 }
