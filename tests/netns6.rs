@@ -365,6 +365,25 @@ fn the_router_resolves_a_link_local_next_hop() {
     stop_clean(&mut t.r);
 }
 
+/// Waits (at most 5 s) until `ns`'s eth0 link-local address has passed duplicate address
+/// detection, so a ping from it has a source.
+fn link_local_ready(ns: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let a = sh(&[
+            "ip", "-n", ns, "-6", "addr", "show", "dev", "eth0", "scope", "link",
+        ]);
+        if a.contains("fe80::") && !a.contains("tentative") {
+            return;
+        }
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "link-local never ready:\n{a}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The modified EUI-64 link-local address (RFC 4291 appendix A) of a MAC.
 fn eui64_link_local(mac: &str) -> String {
     let b: Vec<u8> = mac
@@ -388,6 +407,7 @@ fn the_router_answers_on_its_eui64_link_local_address() {
     }
     let mut t = one_router("sl", None);
     let ll = eui64_link_local(&mac_of(&t.rns, "r-h1"));
+    link_local_ready(&t.h1);
     let out = ping6(
         &t.h1,
         &format!("{ll}%eth0"),
