@@ -241,3 +241,27 @@ fn check_reports_ipv6_sizes() {
     let s = r.unwrap();
     assert_eq!((s.ipv6_routes, s.fib.unwrap().ipv6_routes), (8, 14));
 }
+
+#[test]
+fn a_configured_link_local_comes_first_and_becomes_the_icmpv6_fallback_source() {
+    let text = "ports:
+  - {name: in, vdev: net_null0, link_local6: \"fe80::77\", addresses: [\"fe80::1/64\"]}
+  - {name: out, vdev: net_null1, addresses: [10.0.1.1/24]}
+";
+    let cfg = StartupConfig::parse(Path::new("/x/s.yaml"), text).unwrap();
+    let ports = cfg.port_ifaces(|_| [0; 6]);
+    let a6: Vec<String> = ports[0].addresses6.iter().map(|c| c.to_string()).collect();
+    assert_eq!(a6, ["fe80::77/64", "fe80::1/64"]);
+    assert!(
+        ports[1].addresses6.is_empty(),
+        "no override: the EUI-64 one, derived later"
+    );
+    let ctx = RouteContext::from_startup(&cfg, |_| [0; 6]);
+    let set = parse_routes(Path::new("/x/r.yaml"), "{}", &ctx).unwrap();
+    let fib = compile(&set, ctx.ports.as_deref().unwrap(), 1).unwrap();
+    assert_eq!(
+        fib.port_address6(0),
+        Some("fe80::77".parse::<Ipv6Addr>().unwrap().octets()),
+        "without a global address, ICMPv6 leaves from the configured link-local"
+    );
+}

@@ -375,8 +375,9 @@ impl ControlPlane {
                 SlowPathEvent::NeighborGone { port, ip } => self.learned.forget(d, port, ip),
                 SlowPathEvent::Neighbor6Learned { port, ip, mac } => {
                     let n = NbrAddr::v6(ip);
+                    let is_static = self.statics.get6(port, u128::from_be_bytes(ip)).is_some();
                     self.learned
-                        .learn_addr(d, &self.ports, false, (port, n, mac))
+                        .learn_addr(d, &self.ports, is_static, (port, n, mac))
                 }
                 SlowPathEvent::Neighbor6Gone { port, ip } => {
                     self.learned.forget_addr(d, port, NbrAddr::v6(ip))
@@ -418,6 +419,9 @@ impl ControlPlane {
         let set = self.reload.as_ref().and_then(|r| r.current());
         let entries = set.into_iter().flat_map(|s| &s.neighbors);
         self.statics.set(entries.map(|n| ((n.port, n.ip), n.mac)));
+        let set = self.reload.as_ref().and_then(|r| r.current());
+        let entries6 = set.into_iter().flat_map(|s| &s.neighbors6);
+        self.statics.set6(entries6.map(|n| ((n.port, n.ip), n.mac)));
     }
 
     /// Publishes a table from the reload state, with the FPM routes the file does not
@@ -432,7 +436,10 @@ impl ControlPlane {
         }
         let statics = self.statics.clone();
         self.learned
-            .reapply(&mut delta, &self.ports, |p, ip| statics.contains(p, ip))?;
+            .reapply(&mut delta, &self.ports, |p, n| match n {
+                NbrAddr::V4(ip) => statics.contains(p, ip),
+                NbrAddr::V6(ip) => statics.get6(p, ip).is_some(),
+            })?;
         self.publish_delta(delta);
         Ok(())
     }

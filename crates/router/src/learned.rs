@@ -137,12 +137,11 @@ impl Learned {
         &mut self,
         delta: &mut FibDelta,
         ports: &[PortIface],
-        is_static: impl Fn(u16, u32) -> bool,
+        is_static: impl Fn(u16, NbrAddr) -> bool,
     ) -> Result<(), FibError> {
         self.hosts.clear();
         self.free.clear();
-        self.macs
-            .retain(|&(p, n), _| !matches!(n, NbrAddr::V4(ip) if is_static(p, ip)));
+        self.macs.retain(|&(p, n), _| !is_static(p, n));
         let all: Vec<_> = self.macs.iter().map(|(&(p, n), &m)| (p, n, m)).collect();
         for (port, n, mac) in all {
             self.apply(delta, ports, port, n, mac)?;

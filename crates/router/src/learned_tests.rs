@@ -86,7 +86,8 @@ fn static_neighbors_win() {
     l.learn(&mut d, &ports(), false, (0, NH, MAC)).unwrap();
     // The next routes file makes it static: the learned MAC is not applied again.
     let mut d = file_fib().derive();
-    l.reapply(&mut d, &ports(), |_, ip| ip == NH).unwrap();
+    l.reapply(&mut d, &ports(), |_, n| n == NbrAddr::V4(NH))
+        .unwrap();
     assert_eq!(adj_of(&d, 0xc633_6400, 24).unwrap().dst_mac, None);
     assert!(d.ipv4_route(NH, 32).is_none());
     assert_eq!(l.len(), 0);

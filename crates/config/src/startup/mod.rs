@@ -111,6 +111,17 @@ pub struct PortConfig {
     /// router creates it with the port's MAC, MTU and addresses, sends it the control
     /// traffic it does not answer itself and transmits what the kernel writes to it.
     pub control_interface: Option<Spanned<String>>,
+    /// The port's IPv6 link-local address (`link_local6: fe80::1`), instead of the
+    /// EUI-64 one derived from its MAC (RFC 4291 appendix A). The source of the NDP the
+    /// router sends on the port, and of its ICMPv6 when the port has no global address.
+    pub link_local6: Option<Spanned<String>>,
+}
+
+/// `link_local6` as an address: `None` when unset or not a link-local IPv6 address
+/// (validation reports that).
+fn link_local6(p: &PortConfig) -> Option<Cidr6> {
+    let a = crate::types::parse_ipv6(&p.link_local6.as_ref()?.value)?;
+    crate::types::is_link_local6(a).then_some(Cidr6 { addr: a, len: 64 })
 }
 
 fn default_mtu() -> Spanned<u16> {
@@ -606,13 +617,14 @@ impl StartupConfig {
                         AnyCidr::V6(_) => None,
                     })
                     .collect(),
-                addresses6: p
-                    .addresses
-                    .iter()
-                    .filter_map(|a| match a.value {
+                // The configured link-local first: the port's link-local address is
+                // the first fe80::/10 one of its addresses.
+                addresses6: link_local6(p)
+                    .into_iter()
+                    .chain(p.addresses.iter().filter_map(|a| match a.value {
                         AnyCidr::V6(c) => Some(c),
                         AnyCidr::V4(_) => None,
-                    })
+                    }))
                     .collect(),
             })
             .collect()

@@ -93,6 +93,7 @@ pub(super) fn validate(
             );
         }
         validate_control_interface(d, cfg, i, &pp);
+        validate_link_local6(d, cfg, i, &pp);
         match (&p.pci, &p.vdev) {
             (Some(_), Some(v)) => d.error(
                 v.mark,
@@ -339,6 +340,24 @@ fn validate_arp(d: &Decoder, cfg: &StartupConfig, root: &Node) {
 
 /// Linux's limit on interface names (IFNAMSIZ - 1).
 const IFNAME_MAX: usize = 15;
+
+/// `link_local6`: a unicast address of fe80::/10.
+fn validate_link_local6(d: &Decoder, cfg: &StartupConfig, i: usize, pp: &Path) {
+    let Some(v) = &cfg.ports[i].link_local6 else {
+        return;
+    };
+    let what = match crate::types::parse_ipv6(&v.value) {
+        None => "is not an IPv6 address",
+        Some(a) if !crate::types::is_link_local6(a) => "is not a link-local address (fe80::/10)",
+        Some(_) => return,
+    };
+    d.error(
+        v.mark,
+        &Path::Key(pp, "link_local6"),
+        format!("`{}` {what}", v.value),
+        Some("write one of fe80::/10 without a length, e.g. fe80::1, or leave `link_local6` out for the EUI-64 address from the port's MAC".into()),
+    );
+}
 
 /// `control_interface`: a valid Linux interface name, used by one port only.
 fn validate_control_interface(d: &Decoder, cfg: &StartupConfig, i: usize, pp: &Path) {

@@ -82,14 +82,11 @@ fn check_may_send_error(r: &Received) -> Result<(), IcmpError> {
 }
 
 /// The source of an error sent about a packet received on `in_port`: the port's global
-/// address (`Fib::port_address6` gives it first), else its link-local one, else the
-/// EUI-64 link-local of the port's MAC.
+/// address (`Fib::port_address6` gives it first), else its link-local one (configured,
+/// or EUI-64 from its MAC: `LocalAddrs::link_local`).
 pub fn source6(fib: &Fib, in_port: u16) -> Result<[u8; 16], IcmpError> {
     fib.port_address6(in_port)
-        .or_else(|| {
-            let mac = fib.local()?.port_mac(in_port)?;
-            Some(ipv6::link_local_from_mac(mac))
-        })
+        .or_else(|| fib.local()?.link_local(in_port))
         .ok_or(IcmpError::NoSourceAddress(in_port))
 }
 

@@ -66,6 +66,7 @@ slow_drops! {
     NdpHoldFull => "ndp_hold_full",
     NdpUnresolved => "ndp_unresolved",
     NdpBadTarget => "ndp_bad_target",
+    NdpStaticNeighbor => "ndp_static_neighbor",
 }
 
 /// NDP messages the slow path received and sent, by kind (the metric label values).

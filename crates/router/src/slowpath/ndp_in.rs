@@ -22,7 +22,8 @@ fn ignored_reason(why: ArpIgnored) -> SlowDrop {
     match why {
         ArpIgnored::InvalidSenderMac => SlowDrop::NdpInvalidLladdr,
         ArpIgnored::OwnAddress => SlowDrop::NdpOwnAddress,
-        ArpIgnored::OffLink | ArpIgnored::StaticNeighbor => SlowDrop::NdpOffLink,
+        ArpIgnored::OffLink => SlowDrop::NdpOffLink,
+        ArpIgnored::StaticNeighbor => SlowDrop::NdpStaticNeighbor,
         ArpIgnored::Unsolicited => SlowDrop::NdpUnsolicited,
         ArpIgnored::TableFull => SlowDrop::NdpTableFull,
         ArpIgnored::Locked => SlowDrop::NdpNoOverride,
@@ -120,6 +121,7 @@ impl State {
             advert,
             override_,
             solicited: self.pending.contains(port, key),
+            static_mac: self.sp.statics.get6(port, u128::from_be_bytes(addr)),
         };
         let ignored = self.neighbors.input6(&self.sp.ports, &seen, self.now_ns());
         if self.neighbors.get_addr(port, key).is_some() {

@@ -94,6 +94,8 @@ pub struct NdpSeen {
     pub override_: bool,
     /// A resolution of `addr` is in progress.
     pub solicited: bool,
+    /// The MAC the routes file binds `addr` to on this port.
+    pub static_mac: Option<[u8; 6]>,
 }
 
 /// What one packet may teach, whatever its family.
@@ -217,7 +219,7 @@ impl Neighbors {
         let t = Teach {
             key: (n.port, NbrAddr::v6(n.addr)),
             mac,
-            static_mac: None,
+            static_mac: n.static_mac,
             solicited: n.solicited,
             for_us: !n.advert,
             may_override: !n.advert || n.override_,

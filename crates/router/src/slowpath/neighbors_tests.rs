@@ -353,6 +353,7 @@ fn ndp(addr: &str, mac: Option<[u8; 6]>, advert: bool, override_: bool) -> NdpSe
         advert,
         override_,
         solicited: false,
+        static_mac: None,
     }
 }
 
@@ -421,4 +422,23 @@ fn ndp_learns_from_solicitations_and_solicited_advertisements() {
         probes.contains(&(0, NbrAddr::v6(o6("fe80::7")), MAC)),
         "{probes:?}"
     );
+}
+
+#[test]
+fn ndp_never_changes_a_static_ipv6_neighbour() {
+    let (ports, mut n) = (ports(), Neighbors::new(policy()));
+    let spoof = NdpSeen {
+        static_mac: Some(MAC2),
+        ..ndp("2001:db8:1::2", Some(MAC), true, true)
+    };
+    assert_eq!(
+        n.input6(&ports, &spoof, 0),
+        Some(ArpIgnored::StaticNeighbor)
+    );
+    let same = NdpSeen {
+        mac: Some(MAC2),
+        ..spoof
+    };
+    assert_eq!(n.input6(&ports, &same, 0), None, "agrees with the file");
+    assert_eq!(n.len(), 0, "the file's entry is not learned");
 }
