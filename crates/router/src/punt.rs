@@ -10,8 +10,9 @@
 //! multicast and ARP or NDP from a neighbour being resolved are classified first: no
 //! budget.
 //!
-//! The check reads at most the Ethernet, one VLAN tag and the IPv4 or ARP header of a
-//! packet that is already leaving the fast path: no allocation, no lock, no atomic RMW.
+//! The check reads at most the Ethernet, one VLAN tag, any labels and the IPv4, IPv6
+//! (and NDP target) or ARP header of a packet that is already leaving the fast path: no
+//! allocation, no lock, no atomic RMW.
 
 pub mod budget;
 pub mod marks;
@@ -22,7 +23,7 @@ use crossbeam_channel::{Sender, TrySendError};
 use net::packet::PacketBuf;
 use net::pipeline::PuntReason;
 use net::wire::arp::ArpPacket;
-use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4};
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use net::wire::ipv4;
 
 use crate::counters::RuntimeDrop;
@@ -41,19 +42,27 @@ pub enum PuntClass {
 /// or hands up, but never control-plane protocol traffic.
 const PROTO_ICMP: u8 = 1;
 
-/// The IPv4 protocol of an untagged or single-tagged IPv4 frame.
-fn ipv4_proto(frame: &[u8]) -> Option<u8> {
+/// IPv6 next header of ICMPv6 (echo requests, like ICMP: data).
+const NH_ICMPV6: u8 = 58;
+
+/// Whether the protocol of an untagged or single-tagged IPv4 or IPv6 frame (the IPv6
+/// fixed header's next header) is ICMP or ICMPv6; `None` for other frames.
+fn is_icmp(frame: &[u8]) -> Option<bool> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
-    (eth.ethertype() == ETHERTYPE_IPV4).then_some(())?;
-    frame.get(eth.header_len() + ipv4::field::PROTOCOL).copied()
+    let l3 = eth.header_len();
+    match eth.ethertype() {
+        ETHERTYPE_IPV4 => Some(*frame.get(l3 + ipv4::field::PROTOCOL)? == PROTO_ICMP),
+        ETHERTYPE_IPV6 => Some(*frame.get(l3 + 6)? == NH_ICMPV6),
+        _ => None,
+    }
 }
 
 /// The class of a packet punted for `reason`.
 pub fn punt_class(reason: PuntReason, frame: &[u8]) -> PuntClass {
     match reason {
         PuntReason::Arp | PuntReason::LinkLocalMulticast | PuntReason::Ndp => PuntClass::Control,
-        PuntReason::LocalDelivery => match ipv4_proto(frame) {
-            Some(p) if p != PROTO_ICMP => PuntClass::Control,
+        PuntReason::LocalDelivery => match is_icmp(frame) {
+            Some(false) => PuntClass::Control,
             _ => PuntClass::Data,
         },
         _ => PuntClass::Data,
@@ -359,12 +368,22 @@ mod tests {
         ns.extend_from_slice(&us);
         let ndp = PuntReason::Ndp;
         let arp = Budgeted(Budget::Arp);
+        // BGP over IPv6 to the router: control traffic, like over IPv4.
+        let mut tcp6 = ipv6(nb, us, &[0; 20]);
+        tcp6[14 + 6] = 6;
         let glean = PuntReason::Glean { port: 1 };
         for (reason, in_port, frame, want) in [
             (ndp, 1, ipv6(nb, us, &na), Priority),
             (ndp, 0, ipv6(nb, us, &na), arp),
             (ndp, 1, ipv6(nb, us, &ns), Priority),
             (ndp, 1, ipv6(other, us, &ns), arp),
+            (
+                PuntReason::LocalDelivery,
+                0,
+                ipv6(nb, us, &na),
+                Budgeted(Budget::Echo),
+            ),
+            (PuntReason::LocalDelivery, 0, tcp6.clone(), Priority),
             (
                 glean,
                 0,

@@ -5,9 +5,10 @@
 //! goes through the stages, each run over the whole burst before the next (grout/VPP
 //! style, so that table lookups of different packets overlap):
 //! 1. [`classify`]: destination MAC, Ethernet, ethertype, IPv4 input checks (RFC 1812
-//!    §5.2.1, §5.2.2, §5.3.4, §5.3.7; the router's own addresses: [`LocalAddrs`]);
+//!    §5.2.1, §5.2.2, §5.3.4, §5.3.7; the router's own addresses: [`LocalAddrs`]) and
+//!    IPv6 ones ([`ipv6`]: RFC 8200, RFC 4291 address scopes, NDP);
 //! 2. [`mpls`]: label stack walk and label table lookups (LSR/egress LER decisions);
-//! 3. [`ipv4`]: one batched LPM lookup for every packet that needs one, route targets;
+//! 3. [`ipv4`], [`ipv6`]: one batched LPM lookup per family, route targets;
 //! 4. [`rewrite`]: ECMP member by flow hash ([`hash`]), MTU, then the in-place rewrite from
 //!    the adjacency's precomputed header.
 //!
@@ -28,8 +29,25 @@
 //!   removed (the adjacency header is untagged).
 //! - A label-switched packet keeps every byte after its stack (Ethernet padding included),
 //!   as an LSR that does not parse its payload would: the payload is probed only where a
-//!   decision needs it (PHP towards IPv4, the ECMP hash, DF for a packet too big). Packets
-//!   forwarded as IPv4 are cut to their total length.
+//!   decision needs it (PHP towards IP, the ECMP hash, DF for a packet too big). Packets
+//!   forwarded as IP are cut to their total length (IPv6: 40 + payload length).
+//!
+//! IPv6 (staged path only; the fast path declines it untouched):
+//! - TTL rules as for IPv4, with the hop limit. Label 2 is popped like label 0 at any
+//!   depth; at the bottom, 0 and 2 require their family, other dispositions go by the
+//!   first nibble. A packet leaving bare takes an adjacency only if its `payload` family
+//!   matches (a PHP entry's next hop says which), else `unsupported_payload`.
+//! - No route: `unreachable` (IPv4 drops as `no_route`). Too big: `frag_needed` always,
+//!   also for labelled IPv6 (no DF, never fragmented).
+//! - NDP (ICMPv6 133..=137, hop limit 255, behind at most `MAX_EXT_HEADERS` extension
+//!   headers) to a multicast group or the router's address: `ndp`; other ff02:: groups:
+//!   `link_local_multicast` (the only IPv6 taken from link-layer multicast frames).
+//! - Link-local sources and destinations never leave the link: to the input port's own
+//!   link-local address (or from a link-local source to any of the router's addresses)
+//!   they are delivered, otherwise `link_local_scope`. The unspecified source is allowed
+//!   towards multicast only (DAD, MLD).
+//! - `originate` routes IPv6 by its destination; link-scope destinations have no port
+//!   there and are dropped: the slow path sends NDP and link-local replies itself.
 
 mod classify;
 mod fast;

@@ -19,7 +19,9 @@ use crossbeam_channel::{Sender, TrySendError};
 use dpdk::Mempool;
 use net::icmp::TokenBucket;
 use net::wire::arp::{ArpPacket, OP_REPLY};
-use net::wire::ethernet::{EthernetFrame, ETHERTYPE_ARP};
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_ARP, ETHERTYPE_IPV6};
+use net::wire::ipv6::{HEADER_LEN as IP6_LEN, NH_ICMPV6};
+use net::wire::ndp::TYPE_NEIGHBOR_ADVERT;
 
 use super::stats::DownDrop;
 use super::tap::{ControlIfaces, Tap};
@@ -48,6 +50,14 @@ pub fn admit(frame: &[u8], mtu: u16) -> Result<(), DownDrop> {
         && ArpPacket::new_checked(eth.payload()).is_ok_and(|a| a.operation() == OP_REPLY);
     if arp_reply {
         return Err(DownDrop::ArpReplyByRouter);
+    }
+    // The kernel sees the router's NDP too (mirrored up); the router answers it.
+    let ip = eth.payload();
+    let advert = eth.ethertype() == ETHERTYPE_IPV6
+        && ip.get(6) == Some(&NH_ICMPV6)
+        && ip.get(IP6_LEN) == Some(&TYPE_NEIGHBOR_ADVERT);
+    if advert {
+        return Err(DownDrop::NaByRouter);
     }
     Ok(())
 }
@@ -247,5 +257,12 @@ mod tests {
             admit(&frame(42, [8, 6], [0, 2]), 1500),
             Err(DownDrop::ArpReplyByRouter)
         );
+        // Its neighbour solicitations go, its advertisements are the router's to send.
+        let mut ndp = frame(86, [0x86, 0xdd], [0, 0]);
+        ndp[14 + 6] = 58;
+        ndp[54] = 135;
+        assert_eq!(admit(&ndp, 1500), Ok(()));
+        ndp[54] = 136;
+        assert_eq!(admit(&ndp, 1500), Err(DownDrop::NaByRouter));
     }
 }

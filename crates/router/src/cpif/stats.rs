@@ -28,6 +28,7 @@ down_drops! {
     NoMbuf => "no_mbuf",
     InjectFull => "inject_full",
     Shutdown => "shutdown",
+    NaByRouter => "na_by_router",
 }
 
 /// Written by the slow path (up) and the down thread; read by metrics and the summary.

@@ -3,7 +3,8 @@
 //! port's MAC, and teaches the sender's MAC when it carries one; an advertisement
 //! teaches its target's MAC ([`super::neighbors`] decides). Router solicitations and
 //! advertisements are counted and dropped: the router never advertises itself (see
-//! [`super::ndp`]). Every message ends handled or dropped under a named reason.
+//! [`super::ndp`]). Every message ends handled or dropped under a named reason; valid
+//! solicitations and advertisements are mirrored to the port's control interface.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -38,6 +39,14 @@ impl State {
         let Some(n) = ndp::parse(m.data()) else {
             return self.discard(m, SlowDrop::NdpInvalid);
         };
+        if matches!(
+            n.msg,
+            NdpRepr::NeighborSolicit { .. } | NdpRepr::NeighborAdvert { .. }
+        ) {
+            // The kernel resolves its own neighbours too (its advertisements are
+            // dropped on the way down: the router answers).
+            self.mirror_arp(in_port, m.data());
+        }
         let outcome = match n.msg {
             NdpRepr::RouterSolicit { .. } => {
                 self.stats().ndp(NdpCount::RsReceived);

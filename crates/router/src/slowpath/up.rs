@@ -67,8 +67,8 @@ impl State {
         }
     }
 
-    /// Gives the kernel a copy of an ARP frame received on `in_port` (if it has a
-    /// control interface; a failed write is counted by the interface's stats).
+    /// Gives the kernel a copy of an ARP (or NDP) frame received on `in_port` (if it has
+    /// a control interface; a failed write is counted by the interface's stats).
     pub(super) fn mirror_arp(&self, in_port: u16, frame: &[u8]) {
         if let Some(c) = &self.sp.cpif {
             let _ = c.to_kernel(in_port, frame);
