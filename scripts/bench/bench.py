@@ -532,7 +532,7 @@ def parse_args(argv):
     p.add_argument("--huge", action="store_true")
     p.add_argument("--memory-mb", type=int, default=2048)
     p.add_argument("--prefixes", required=True)
-    p.add_argument("--prefixes6", required=True)
+    p.add_argument("--prefixes6", default="")
     p.add_argument("--startup-timeout", type=int, default=180)
     p.add_argument("--l3fwd-startup-timeout", type=int, default=1800)
     p.add_argument("--json")
