@@ -23,6 +23,9 @@
 //!   addresses unchanged.
 #![no_main]
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use libfuzzer_sys::fuzz_target;
 use net::fib::{
     Adjacency, Family, Fib, FibBuilder, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget,
@@ -115,7 +118,11 @@ fn build_fib(s: &[u8; FIB_BYTES]) -> Fib {
         let c = s[8 + 2 * i];
         let len = c % 9;
         let top = (s[9 + 2 * i] as u128) << 120;
-        let addr = if len == 0 { 0 } else { top & (!0u128 << (128 - len)) };
+        let addr = if len == 0 {
+            0
+        } else {
+            top & (!0u128 << (128 - len))
+        };
         let target = match c >> 5 {
             0 => RouteTarget::Local,
             1 => RouteTarget::Connected { port: 1 },
@@ -277,7 +284,10 @@ fn stack_end(d: &[u8], start: usize, out: bool) -> Option<usize> {
 /// The IPv6 datagram at `at` (header and payload, without Ethernet padding).
 fn datagram(d: &[u8], at: usize) -> &[u8] {
     let ip = &d[at..];
-    assert!(ip.len() >= IP6_HEADER && ip[0] >> 4 == 6, "no IPv6 header at {at}");
+    assert!(
+        ip.len() >= IP6_HEADER && ip[0] >> 4 == 6,
+        "no IPv6 header at {at}"
+    );
     let len = IP6_HEADER + be16(ip, 4) as usize;
     assert!(len <= ip.len(), "IPv6 payload length past the frame");
     &ip[..len]
@@ -296,20 +306,39 @@ fn check_native(i: &[u8], out: &[u8], out_ip: usize) {
     assert_eq!(o.len(), i.len(), "IPv6 datagram length changed");
     assert_eq!(&o[..7], &i[..7], "IPv6 header changed");
     assert_eq!(&o[8..], &i[8..], "IPv6 addresses or payload changed");
-    assert!(!never_forwarded(&i[8..24]), "forwarded source {:02x?}", &i[8..24]);
-    assert!(!never_forwarded(&i[24..40]), "forwarded destination {:02x?}", &i[24..40]);
+    assert!(
+        !never_forwarded(&i[8..24]),
+        "forwarded source {:02x?}",
+        &i[8..24]
+    );
+    assert!(
+        !never_forwarded(&i[24..40]),
+        "forwarded destination {:02x?}",
+        &i[24..40]
+    );
     assert_ne!(i[24], 0xff, "forwarded a multicast destination");
     for k in (14..out_ip).step_by(4) {
         let t = out[k + 3];
-        assert!(t == i[7] - 1 || t == PIPE_TTL, "imposed label TTL {t} (hop limit {})", i[7]);
+        assert!(
+            t == i[7] - 1 || t == PIPE_TTL,
+            "imposed label TTL {t} (hop limit {})",
+            i[7]
+        );
     }
 }
 
 fn check_forwarded(input: &[u8], out: &[u8], port: u16, in_port: u16) {
     assert!(port < PORTS, "forwarded to unknown port {port}");
-    assert_eq!(input[..6], port_mac(in_port), "forwarded a frame not sent to the port's MAC");
+    assert_eq!(
+        input[..6],
+        port_mac(in_port),
+        "forwarded a frame not sent to the port's MAC"
+    );
     assert!(out.len() >= 14, "forwarded runt");
-    assert!(out.len() <= input.len() + 4 * MAX_PUSH, "frame grew past the pushed labels");
+    assert!(
+        out.len() <= input.len() + 4 * MAX_PUSH,
+        "frame grew past the pushed labels"
+    );
     let (in_type, in_l3) = match be16(input, 12) {
         0x8100 => (be16(input, 16), 18),
         t => (t, 14),
@@ -328,11 +357,33 @@ fn check_forwarded(input: &[u8], out: &[u8], port: u16, in_port: u16) {
         // only what it must have read and written is checked.
         let ip_in = stack_end(input, in_l3, false).expect("forwarded MPLS input without bottom");
         let (i, o) = (&input[ip_in..], &out[out_ip..]);
-        assert!(i.len() >= IP6_HEADER && o.len() >= IP6_HEADER, "disposed a runt as IPv6");
+        assert!(
+            i.len() >= IP6_HEADER && o.len() >= IP6_HEADER,
+            "disposed a runt as IPv6"
+        );
         assert_eq!(o[0] >> 4, 6, "disposed to IPv6 without version 6");
-        assert!(o[7] >= 1 && o[7] <= i[7], "disposed hop limit {} from {}", o[7], i[7]);
-        assert_eq!(&o[8..IP6_HEADER], &i[8..IP6_HEADER], "disposed addresses changed");
+        assert!(
+            o[7] >= 1 && o[7] <= i[7],
+            "disposed hop limit {} from {}",
+            o[7],
+            i[7]
+        );
+        assert_eq!(
+            &o[8..IP6_HEADER],
+            &i[8..IP6_HEADER],
+            "disposed addresses changed"
+        );
     }
+}
+
+/// Tables kept at most (about 1 MiB each: the tables' top levels).
+const FIB_CACHE: usize = 64;
+
+thread_local! {
+    /// Tables by the bytes that describe them: building one (an `Lpm4` and an `Lpm6`)
+    /// costs far more than its frames, and the corpus shares a few dozen. Each is a pure
+    /// function of its bytes, so a reproducer still needs nothing but its input.
+    static FIBS: RefCell<HashMap<[u8; FIB_BYTES], Fib>> = RefCell::new(HashMap::new());
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -340,7 +391,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let (head, rest) = data.split_at(FIB_BYTES);
-    let fib = build_fib(head.try_into().unwrap());
+    let head: [u8; FIB_BYTES] = head.try_into().unwrap();
+    FIBS.with(|c| {
+        let mut c = c.borrow_mut();
+        if !c.contains_key(&head) && c.len() >= FIB_CACHE {
+            c.clear();
+        }
+        run(c.entry(head).or_insert_with(|| build_fib(&head)), rest);
+    });
+});
+
+/// The frames of `rest` (flags byte first) through `fib`, each verdict checked.
+fn run(fib: &Fib, rest: &[u8]) {
     let debug = std::env::var_os("FUZZ_DEBUG").is_some();
     if debug {
         eprintln!("{fib:#?}");
@@ -368,19 +430,23 @@ fuzz_target!(|data: &[u8]| {
         .map(|f| VecBuf::with_headroom(f, headroom))
         .collect();
     let mut verdicts = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
-    pipeline.process_burst(&fib, in_port, &mut pkts, &mut verdicts);
+    pipeline.process_burst(fib, in_port, &mut pkts, &mut verdicts);
     for (i, (p, v)) in pkts.iter().zip(&verdicts).enumerate() {
         if debug {
             eprintln!("in  {:02x?}\n{v:?}\nout {:02x?}", frames[i], p.data());
         }
         match *v {
             Verdict::Forward { port } => check_forwarded(&frames[i], p.data(), port, in_port),
-            _ => assert_eq!(p.data(), frames[i], "dropped/punted packet was modified: {v:?}"),
+            _ => assert_eq!(
+                p.data(),
+                frames[i],
+                "dropped/punted packet was modified: {v:?}"
+            ),
         }
         let mut one = [VecBuf::with_headroom(&frames[i], headroom)];
         let mut ov = [Verdict::Forward { port: u16::MAX }];
-        pipeline.process_burst_staged(&fib, in_port, &mut one, &mut ov);
+        pipeline.process_burst_staged(fib, in_port, &mut one, &mut ov);
         assert_eq!(ov[0], *v, "verdict depends on the burst");
         assert_eq!(one[0].data(), p.data(), "output depends on the burst");
     }
-});
+}
