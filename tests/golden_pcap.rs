@@ -326,3 +326,153 @@ fn a_second_run_right_after_the_first_works() {
         );
     }
 }
+
+const ROUTES6: &str = r#"
+neighbors:
+  - {ip: 10.0.1.2, mac: "02:00:00:00:01:02"}
+  - {ip: "2001:db8:1::2", mac: "02:00:00:00:01:06"}
+  - {ip: "2001:db8:1::3", mac: "02:00:00:00:01:07"}
+ipv6:
+  - {prefix: "2001:db8:100::/40", via: "2001:db8:1::2"}
+  - {prefix: "2001:db8:300::/40", via: "2001:db8:1::3", push: [100, 200], ttl_mode: pipe}
+  - {prefix: "2001:db8:400::/40", via: 10.0.1.2, push: [300]}
+mpls:
+  - {in_label: 1000, action: pop, via: "2001:db8:1::2"}
+  - {in_label: 1004, action: pop_and_lookup}
+"#;
+
+/// An Ethernet + IPv6/UDP frame to the router from 2001:db8::7, identified by its UDP
+/// source port, below `labels` (label, TTL; S on the last).
+fn udp6(id: u16, dst: &str, hop: u8, labels: &[(u32, u8)]) -> Vec<u8> {
+    let src: std::net::Ipv6Addr = "2001:db8::7".parse().unwrap();
+    let dst: std::net::Ipv6Addr = dst.parse().unwrap();
+    let mut udp = id.to_be_bytes().to_vec();
+    udp.extend(53u16.to_be_bytes());
+    udp.extend(26u16.to_be_bytes());
+    udp.extend([0, 0]);
+    udp.extend([0x61; 18]);
+    // Checksum over the pseudo-header (RFC 8200 §8.1) and the datagram.
+    let mut pseudo = src.octets().to_vec();
+    pseudo.extend(dst.octets());
+    pseudo.extend(26u32.to_be_bytes());
+    pseudo.extend([0, 0, 0, 17]);
+    pseudo.extend(&udp);
+    let c = checksum(&pseudo);
+    udp[6..8].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+    f.extend(if labels.is_empty() { 0x86ddu16 } else { 0x8847 }.to_be_bytes());
+    for (k, &(l, ttl)) in labels.iter().enumerate() {
+        let s = (k + 1 == labels.len()) as u32;
+        f.extend((l << 12 | s << 8 | ttl as u32).to_be_bytes());
+    }
+    f.extend([0x60, 0, 0, 0, 0, 26, 17, hop]);
+    f.extend(src.octets());
+    f.extend(dst.octets());
+    f.extend(udp);
+    f
+}
+
+const FIELDS6: &[&str] = &[
+    "eth.dst",
+    "eth.type",
+    "mpls.label",
+    "mpls.ttl",
+    "mpls.bottom",
+    "ipv6.src",
+    "ipv6.dst",
+    "ipv6.hlim",
+    "ipv6.plen",
+    "udp.srcport",
+    "udp.length",
+];
+
+#[test]
+fn ipv6_and_6pe_forwarding_on_the_wire() {
+    let dir = TempDir::new("golden6");
+    std::fs::write(dir.path("routes.yaml"), ROUTES6).unwrap();
+    let cfg = pcap_config(&dir, "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let text = text.replace(
+        "addresses: [10.0.1.1/24]",
+        "addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let frames = [
+        udp6(7001, "2001:db8:100::5", 64, &[]), // IPv6 forward
+        udp6(7002, "2001:db8:400::5", 64, &[]), // 6PE push
+        udp6(7003, "2001:db8:100::6", 64, &[(1000, 20)]), // PHP to IPv6
+        udp6(7004, "2001:db8:100::7", 64, &[(2, 30)]), // label 2 popped
+        udp6(7005, "2001:db8:100::8", 64, &[(1004, 40)]), // pop-and-lookup
+        udp6(7006, "2001:db8:300::9", 64, &[]), // LER push 2, pipe
+    ];
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let out = run_for(&cfg, 1.5);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "router failed:\n{stdout}\n{stderr}");
+    let fwd = by_port(tshark(&dir.path("out.pcap"), FIELDS6));
+    let one = |p: u16| -> Decoded {
+        let v = fwd
+            .get(&p)
+            .unwrap_or_else(|| panic!("no output for test frame {p}:\n{stdout}"));
+        assert_eq!(v.len(), 1, "frame {p}: {v:?}");
+        assert_eq!(v[0].get("ipv6.src"), "2001:db8::7", "{p}");
+        assert_eq!(
+            (v[0].get("ipv6.plen"), v[0].get("udp.length")),
+            ("26", "26")
+        );
+        v[0].clone()
+    };
+    let fields = |f: &Decoded| {
+        (
+            f.get("eth.dst").to_string(),
+            f.get("eth.type").to_string(),
+            f.get("mpls.label").to_string(),
+            f.get("ipv6.hlim").to_string(),
+        )
+    };
+    let n6 = "02:00:00:00:01:06".to_string();
+    let bare = |mac: &str, hlim: &str| {
+        (
+            mac.to_string(),
+            "0x86dd".to_string(),
+            String::new(),
+            hlim.to_string(),
+        )
+    };
+    // Native: hop limit - 1, the IPv6 neighbour's MAC.
+    assert_eq!(fields(&one(7001)), bare(&n6, "63"));
+    // 6PE: the IPv4 next hop's MAC, its label (uniform TTL), the IPv6 packet intact but
+    // for the hop limit.
+    let f = one(7002);
+    assert_eq!(
+        (
+            f.get("eth.dst"),
+            f.get("mpls.label"),
+            f.get("mpls.ttl"),
+            f.get("mpls.bottom")
+        ),
+        ("02:00:00:00:01:02", "300", "63", "1")
+    );
+    assert_eq!(
+        (f.get("ipv6.dst"), f.get("ipv6.hlim")),
+        ("2001:db8:400::5", "63")
+    );
+    // PHP towards the IPv6 neighbour, uniform: hop limit = label TTL - 1.
+    assert_eq!(fields(&one(7003)), bare(&n6, "19"));
+    // Label 2 (IPv6 explicit null) popped, then the IPv6 lookup.
+    assert_eq!(fields(&one(7004)), bare(&n6, "29"));
+    // Pop-and-lookup into the IPv6 table.
+    assert_eq!(fields(&one(7005)), bare(&n6, "39"));
+    // LER push of two labels in pipe mode: label TTL 255, hop limit - 1.
+    let f = one(7006);
+    assert_eq!(f.get("eth.dst"), "02:00:00:00:01:07");
+    assert_eq!(f.list("mpls.label"), ["100", "200"]);
+    assert_eq!(f.list("mpls.ttl"), ["255", "255"]);
+    assert_eq!(f.list("mpls.bottom"), ["0", "1"]);
+    assert_eq!(f.get("ipv6.hlim"), "63");
+    assert!(
+        stdout.contains("mbufs not returned to the pool: 0"),
+        "{stdout}"
+    );
+}

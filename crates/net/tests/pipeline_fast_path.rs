@@ -4,11 +4,15 @@
 //! and output bytes must be identical for every packet. Frames are mostly addressed to
 //! the input port, else to another station, a MAC one byte off, another port of the
 //! router, broadcast or multicast; sources are sometimes the router's own addresses.
+//! Payloads are IPv4 or IPv6 (global, link-local, multicast, NDP, own addresses), plain or
+//! labelled; adjacencies carry IPv4 or IPv6, and IPv6 routes (6PE among them) sit beside
+//! the IPv4 ones. The fast path leaves IPv6 to the stages, so the IPv6 cases check that
+//! it declines them untouched, and the labelled ones that swaps and pops agree.
 #![forbid(unsafe_code)]
 
 mod pipeline_support;
 
-use net::fib::{Adjacency, Fib, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
+use net::fib::{Adjacency, Family, Fib, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
 use net::packet::{PacketBuf, VecBuf};
 use net::pipeline::{DropReason, PipelineConfig, Verdict};
 use pipeline_support::*;
@@ -34,6 +38,11 @@ struct TableSpec {
     /// Per route: target kind, adjacency, TTL mode; the first is the default route, the
     /// others are /8s from 10.0.0.0/8 upwards.
     routes: Vec<(u8, usize, Option<u8>)>,
+    /// Per bound label: whether its next hop carries IPv6 (a pop exposes IPv6 to it).
+    label_v6: Vec<bool>,
+    /// IPv6 routes as `routes` (prefixes 2001:db8:N::/48, the first ::/0) and whether the
+    /// next hop carries IPv6 (else IPv4: 6PE when it pushes labels).
+    routes6: Vec<(u8, usize, Option<u8>, bool)>,
 }
 
 fn adj_spec() -> impl Strategy<Value = AdjSpec> {
@@ -60,46 +69,57 @@ fn table_spec() -> impl Strategy<Value = TableSpec> {
     (
         proptest::collection::vec(adj_spec(), 1..5),
         proptest::collection::vec((0u8..3, 0usize..8, any::<bool>(), ttl_mode.clone()), 8),
-        proptest::collection::vec((0u8..5, 0usize..8, ttl_mode), 5),
+        proptest::collection::vec((0u8..5, 0usize..8, ttl_mode.clone()), 5),
+        proptest::collection::vec(any::<bool>(), 8),
+        proptest::collection::vec((0u8..5, 0usize..8, ttl_mode, any::<bool>()), 5),
     )
-        .prop_map(|(adjs, labels, routes)| TableSpec {
+        .prop_map(|(adjs, labels, routes, label_v6, routes6)| TableSpec {
             adjs,
             labels,
             routes,
+            label_v6,
+            routes6,
         })
 }
 
 fn build(t: &TableSpec) -> Fib {
     let mut b = builder();
-    let ids: Vec<_> = t
-        .adjs
+    // Each adjacency twice: carrying IPv4, and IPv6 (an IPv4 route never reaches the
+    // latter, as the config guarantees; see `fast::ipv4_forward`).
+    let mut ids = [Vec::new(), Vec::new()];
+    for a in &t.adjs {
+        let dst_mac = a.resolved.then(|| nh_mac(a.port));
+        let adj = Adjacency::new(
+            a.port,
+            a.mtu,
+            [10, 0, 0, 2],
+            dst_mac,
+            port_mac(a.port),
+            &a.labels,
+        );
+        ids[1].push(b.add_adjacency(adj.clone().with_payload(Family::Ipv6)));
+        ids[0].push(b.add_adjacency(adj));
+    }
+    let groups: Vec<_> = ids
         .iter()
-        .map(|a| {
-            let dst_mac = a.resolved.then(|| nh_mac(a.port));
-            let adj = Adjacency::new(
-                a.port,
-                a.mtu,
-                [10, 0, 0, 2],
-                dst_mac,
-                port_mac(a.port),
-                &a.labels,
-            );
-            b.add_adjacency(adj)
+        .map(|ids| {
+            let members: Vec<_> = ids.iter().map(|&a| (a, 1 + a % 3)).collect();
+            b.add_ecmp(&members).unwrap()
         })
         .collect();
-    let members: Vec<_> = ids.iter().map(|&a| (a, 1 + a % 3)).collect();
-    let ecmp = b.add_ecmp(&members).unwrap();
-    let pick = |i: usize, ecmp_too: bool| {
+    let pick = |i: usize, ecmp_too: bool, v6: bool| {
+        let f = v6 as usize;
         if ecmp_too {
-            NextHop::Ecmp(ecmp)
+            NextHop::Ecmp(groups[f])
         } else {
-            NextHop::Adjacency(ids[i % ids.len()])
+            NextHop::Adjacency(ids[f][i % ids[f].len()])
         }
     };
-    for (label, &(op, nh, ecmp_too, m)) in LABELS.zip(&t.labels) {
+    for (k, (label, &(op, nh, ecmp_too, m))) in LABELS.zip(&t.labels).enumerate() {
+        let v6 = t.label_v6[k];
         let (op, next_hop) = match op {
-            0 => (LabelOp::Swap, Some(pick(nh, ecmp_too))),
-            1 => (LabelOp::Pop, Some(pick(nh, ecmp_too))),
+            0 => (LabelOp::Swap, Some(pick(nh, ecmp_too, v6))),
+            1 => (LabelOp::Pop, Some(pick(nh, ecmp_too, v6))),
             _ => (LabelOp::PopAndLookup, None),
         };
         let entry = LabelEntry {
@@ -113,7 +133,7 @@ fn build(t: &TableSpec) -> Fib {
     }
     for (i, &(kind, nh, m)) in t.routes.iter().enumerate() {
         let target = match kind {
-            0 | 1 => RouteTarget::NextHop(pick(nh, kind == 1)),
+            0 | 1 => RouteTarget::NextHop(pick(nh, kind == 1, false)),
             2 => RouteTarget::Local,
             3 => RouteTarget::Connected { port: 1 },
             _ => RouteTarget::Blackhole,
@@ -124,7 +144,108 @@ fn build(t: &TableSpec) -> Fib {
         };
         b.add_ipv4_route(net, len, route(target, mode(m))).unwrap();
     }
+    for (i, &(kind, nh, m, v6)) in t.routes6.iter().enumerate() {
+        let target = match kind {
+            0 | 1 => RouteTarget::NextHop(pick(nh, kind == 1, v6)),
+            2 => RouteTarget::Local,
+            3 => RouteTarget::Connected { port: 1 },
+            _ => RouteTarget::Blackhole,
+        };
+        let (net, len) = match i {
+            0 => (0, 0),
+            _ => (prefix6(i as u16), 48),
+        };
+        b.add_ipv6_route(net, len, route(target, mode(m))).unwrap();
+    }
     b.build(1)
+}
+
+/// 2001:db8:`n`::/48.
+fn prefix6(n: u16) -> u128 {
+    (0x2001_0db8u128 << 96) | (n as u128) << 80
+}
+
+/// The router's global IPv6 address on port 0.
+const OWN6: u128 = 0x2001_0db8_ffff_0000_0000_0000_0000_0001;
+
+/// An IPv6 address of kind `k`: mostly in a routed /48 (or the default route), else
+/// link-local, the router's link-local or global one, multicast (ff02::1:ffxx:xxxx,
+/// ff02::5, ff0e::1), unspecified, loopback.
+fn addr6(k: u8, low: u16) -> [u8; 16] {
+    let a = match k {
+        0..=5 => prefix6(k as u16) | low as u128,
+        6 => 0xfe80 << 112 | low as u128,
+        7 => u128::from_be_bytes(net::wire::ipv6::link_local_from_mac(router_mac(0))),
+        8 => OWN6,
+        9 => 0xff02_0000_0000_0000_0000_0001_ff00_0000 | low as u128,
+        10 => 0xff02 << 112 | 5,
+        11 => 0xff0e << 112 | 1,
+        12 => 0,
+        _ => 1,
+    };
+    a.to_be_bytes()
+}
+
+/// An IPv6 datagram: UDP, or ICMPv6 of type `icmp` (133..=137: NDP), behind `opts`
+/// destination options headers.
+#[derive(Clone, Debug)]
+struct Ip6Spec {
+    src: (u8, u16),
+    dst: (u8, u16),
+    hop: u8,
+    tc: u8,
+    flow: u32,
+    icmp: Option<u8>,
+    opts: u8,
+    len: usize,
+}
+
+fn ip6_spec() -> impl Strategy<Value = Ip6Spec> {
+    let kind = prop_oneof![10 => 0u8..6, 1 => 6u8..14];
+    (
+        (kind.clone(), any::<u16>()),
+        (kind, any::<u16>()),
+        prop_oneof![Just(0u8), Just(1), Just(2), Just(255), any::<u8>()],
+        (any::<u8>(), 0u32..(1 << 20)),
+        prop_oneof![3 => Just(None), 1 => (128u8..140).prop_map(Some)],
+        prop_oneof![6 => Just(0u8), 1 => 1u8..10],
+        0usize..1600,
+    )
+        .prop_map(|(src, dst, hop, (tc, flow), icmp, opts, len)| Ip6Spec {
+            src,
+            dst,
+            hop,
+            tc,
+            flow,
+            icmp,
+            opts,
+            len,
+        })
+}
+
+impl Ip6Spec {
+    fn bytes(&self) -> Vec<u8> {
+        let mut upper: Vec<u8> = match self.icmp {
+            Some(t) => vec![t, 0, 0, 0, 0, 0, 0, 0],
+            None => vec![0x9c, 0x40, 0, 53, 0, 0, 0, 0],
+        };
+        upper.extend((0..self.len).map(|i| i as u8));
+        let mut next = if self.icmp.is_some() { 58 } else { 17 };
+        for _ in 0..self.opts {
+            let mut h = vec![next, 0, 1, 4, 0, 0, 0, 0];
+            h.extend(upper);
+            upper = h;
+            next = 60;
+        }
+        let w = 6u32 << 28 | (self.tc as u32) << 20 | self.flow;
+        let mut b = w.to_be_bytes().to_vec();
+        b.extend((upper.len() as u16).to_be_bytes());
+        b.extend([next, self.hop]);
+        b.extend(addr6(self.src.0, self.src.1));
+        b.extend(addr6(self.dst.0, self.dst.1));
+        b.extend(upper);
+        b
+    }
 }
 
 /// One frame: a label stack (possibly empty) over an IPv4 datagram, then damage.
@@ -146,6 +267,8 @@ struct FrameSpec {
     dst_byte: usize,
     /// First two bytes of the source MAC (read by the 8-byte destination load).
     src_mac: [u8; 2],
+    /// An IPv6 payload instead of `ip`.
+    ip6: Option<Ip6Spec>,
 }
 
 /// Mostly the routed /8s, sometimes martian or multicast.
@@ -179,6 +302,7 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
             any::<[u8; 2]>(),
             prop_oneof![8 => Just(None), 1 => (0u8..4).prop_map(Some)],
         ),
+        prop_oneof![2 => Just(None), 1 => ip6_spec().prop_map(Some)],
     )
         .prop_map(
             |(
@@ -189,6 +313,7 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
                 cut,
                 (headroom, vlan),
                 (dst, dst_byte, src_mac, own_src),
+                ip6,
             )| {
                 // An own source: the router's address on one of its ports.
                 let src = own_src.map_or([s0, 1, 2, 3], |p| [192, 0, 2 + p, 1]);
@@ -209,6 +334,7 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
                     dst,
                     dst_byte,
                     src_mac,
+                    ip6,
                 }
             },
         )
@@ -223,6 +349,7 @@ fn dst_mac(s: &FrameSpec, in_port: u16) -> [u8; 6] {
         2 => m[s.dst_byte] ^= 0x02,
         3 => m = router_mac((in_port + 1) % 4),
         4 => m = [0xff; 6],
+        _ if s.ip6.is_some() => m = [0x33, 0x33, 0xff, 0, 0, 9],
         _ => m = [0x01, 0x00, 0x5e, 0x01, 0x02, 0x03],
     }
     m
@@ -240,8 +367,12 @@ fn frame(s: &FrameSpec, in_port: u16) -> VecBuf {
         let sum = net::wire::checksum::compute(&ip[..24]);
         ip[10..12].copy_from_slice(&sum.to_be_bytes());
     }
+    let (ethertype, ip) = match &s.ip6 {
+        Some(ip6) => (0x86dd, ip6.bytes()),
+        None => (0x0800, ip),
+    };
     let mut f = if s.labels.is_empty() {
-        eth(0x0800, &ip)
+        eth(ethertype, &ip)
     } else {
         mpls(&s.labels, &ip)
     };
@@ -266,7 +397,8 @@ fn both(
     in_port: u16,
     burst: &[VecBuf],
 ) -> [(Vec<Verdict>, Vec<Vec<u8>>); 2] {
-    let p = pipeline(cfg);
+    let local = local().with_ipv6([(0, OWN6.to_be_bytes())]);
+    let p = net::pipeline::Pipeline::new(cfg, local);
     let run = |fast: bool| {
         let mut pkts = burst.to_vec();
         let mut v = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];

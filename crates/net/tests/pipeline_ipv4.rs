@@ -193,7 +193,7 @@ fn route_targets() {
 fn arp_goes_to_slow_path_and_unknown_ethertypes_are_dropped() {
     let (v, _) = run1(&fib(), eth(0x0806, &[0; 28]));
     assert_eq!(v, Verdict::SlowPath(PuntReason::Arp));
-    let (v, _) = run1(&fib(), eth(0x86dd, &[0x60; 40]));
+    let (v, _) = run1(&fib(), eth(0x88cc, &[0x60; 40])); // LLDP
     assert_eq!(v, Verdict::Drop(DropReason::UnsupportedEthertype));
     let (v, _) = run1(&fib(), eth(0x8848, &lse(100, 0, true, 9)));
     assert_eq!(v, Verdict::Drop(DropReason::UnsupportedEthertype));

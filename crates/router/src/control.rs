@@ -83,7 +83,8 @@ pub struct ControlPlane {
     local: Option<Arc<LocalAddrs>>,
 }
 
-/// The MAC each port answers to (by port id) and the router's IPv4 addresses, for the
+/// The MAC each port answers to (by port id) and the router's IPv4 and IPv6 addresses
+/// (each port's link-local one derived from its MAC unless configured), for the
 /// pipeline's input checks.
 pub fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
     let mut macs = vec![[0u8; 6]; ports.iter().map(|p| p.id as usize + 1).max().unwrap_or(0)];
@@ -91,7 +92,10 @@ pub fn local_addrs(ports: &[PortIface]) -> LocalAddrs {
         macs[p.id as usize] = p.mac;
     }
     let addrs = ports.iter().flat_map(|p| p.addresses.iter());
-    LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes()))
+    let addrs6 = ports
+        .iter()
+        .flat_map(|p| p.addresses6.iter().map(|a| (p.id, a.addr.to_be_bytes())));
+    LocalAddrs::new(&macs, addrs.map(|a| a.addr.to_be_bytes())).with_ipv6(addrs6)
 }
 
 /// Tables for `ports` without a routes file: their connected and local routes.
@@ -601,5 +605,43 @@ mod tests {
         assert_eq!(c.generation, 3);
         assert_eq!(routes_live(&c), full - 20);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod local_addrs_tests {
+    use super::*;
+    use config::types::Cidr6;
+
+    fn v6(s: &str) -> [u8; 16] {
+        s.parse::<std::net::Ipv6Addr>().unwrap().octets()
+    }
+
+    #[test]
+    fn ipv6_addresses_and_link_locals_reach_the_pipeline() {
+        let port = |id: u16, mac, addrs6: &[&str]| PortIface {
+            id,
+            name: format!("p{id}"),
+            mac,
+            mtu: 1500,
+            addresses: Vec::new(),
+            addresses6: addrs6
+                .iter()
+                .map(|a| Cidr6 {
+                    addr: u128::from_be_bytes(v6(a)),
+                    len: 64,
+                })
+                .collect(),
+        };
+        let l = local_addrs(&[
+            port(0, [2, 0, 0, 0, 0, 1], &["2001:db8::1"]),
+            port(1, [2, 0, 0, 0, 0, 2], &["fe80::1", "2001:db8:1::1"]),
+        ]);
+        let own = |s| l.is_own6(u128::from_be_bytes(v6(s)));
+        assert!(own("2001:db8::1") && own("2001:db8:1::1") && own("fe80::1"));
+        assert!(!own("2001:db8::2"));
+        // EUI-64 from the MAC where none is configured (RFC 4291 appendix A).
+        assert_eq!(l.link_local(0), Some(v6("fe80::ff:fe00:1")));
+        assert_eq!(l.link_local(1), Some(v6("fe80::1")));
     }
 }

@@ -1,9 +1,12 @@
-//! Stage 1: destination MAC, Ethernet and ethertype; RFC 1812 input checks for plain IPv4.
+//! Stage 1: destination MAC, Ethernet and ethertype; RFC 1812 input checks for plain IPv4,
+//! RFC 8200 ones for plain IPv6.
 
+use super::ipv6::{self, Source};
 use super::local::{LocalAddrs, MacKey};
 use super::{ipv4, DropReason, Next, PipelineConfig, PuntReason, Verdict, Work};
 use crate::wire::ethernet::{
-    field, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
+    field, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_MPLS, ETHERTYPE_VLAN,
+    HEADER_LEN, VLAN_TAG_LEN,
 };
 use crate::wire::ipv4::field as ipv4_field;
 use crate::wire::{be16, be32};
@@ -14,12 +17,14 @@ use crate::wire::{be16, be32};
 ///
 /// `mac` is the input port's MAC (`None`: the port has none). A frame for another station is
 /// dropped before anything else is read; a broadcast or multicast frame is only for local
-/// handling (ARP), so the IPv4 or labelled packet in one is dropped, never forwarded or
-/// answered. Packets the router originates have a placeholder header and skip both.
+/// handling (ARP, NDP, control multicast), so the IP or labelled packet in one is dropped,
+/// never forwarded or answered. Packets the router originates have a placeholder header
+/// and skip both.
 #[inline]
 pub(crate) fn classify(
     cfg: &PipelineConfig,
     local: &LocalAddrs,
+    in_port: u16,
     mac: Option<MacKey>,
     data: &[u8],
     originate: bool,
@@ -53,14 +58,42 @@ pub(crate) fn classify(
         ETHERTYPE_IPV4 if !to_us && control_multicast_frame(data, w.l3) => {
             ipv4::input(cfg, Some(local), data, w, false)
         }
-        ETHERTYPE_IPV4 | ETHERTYPE_MPLS if !to_us => w.done(Verdict::Drop(DropReason::L2Multicast)),
+        ETHERTYPE_IPV6 if !to_us && control_multicast_frame6(data, w.l3) => {
+            ipv6_input(local, in_port, data, w)
+        }
+        ETHERTYPE_IPV4 | ETHERTYPE_IPV6 | ETHERTYPE_MPLS if !to_us => {
+            w.done(Verdict::Drop(DropReason::L2Multicast))
+        }
         ETHERTYPE_IPV4 => ipv4::input(cfg, (!originate).then_some(local), data, w, originate),
+        ETHERTYPE_IPV6 if originate => ipv6::input(data, w, Source::Router, |hop| hop),
+        ETHERTYPE_IPV6 => ipv6_input(local, in_port, data, w),
         ETHERTYPE_MPLS if !originate => w.next = Next::Mpls,
         _ if !originate && is_isis_frame(data, et, w.l3) => {
             w.done(Verdict::SlowPath(PuntReason::LinkLocalMulticast))
         }
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
+}
+
+/// Plain IPv6 received on `in_port`: the hop limit to emit is one less.
+fn ipv6_input(local: &LocalAddrs, in_port: u16, data: &[u8], w: &mut Work) {
+    let from = Source::Port {
+        local,
+        port: in_port,
+    };
+    ipv6::input(data, w, from, |hop| hop.saturating_sub(1))
+}
+
+/// Whether a frame the router received as link-layer multicast (not broadcast, which IPv6
+/// never uses) carries IPv6 to an ff02:: group: it goes through the IPv6 input checks,
+/// which punt NDP and control traffic (see [`ipv6::is_control_multicast`]); any other IPv6
+/// in such a frame is dropped.
+#[inline]
+fn control_multicast_frame6(data: &[u8], l3: usize) -> bool {
+    const DST: usize = 24;
+    let ff = data.first().is_some_and(|&b| b == 0xff);
+    let dst = data.get(l3 + DST..l3 + DST + 2);
+    !ff && dst.is_some_and(ipv6::is_control_multicast)
 }
 
 /// Whether a frame is IS-IS (ISO 10589): an 802.3 length, not an ethertype; LLC DSAP and

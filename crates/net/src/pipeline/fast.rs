@@ -102,7 +102,10 @@ pub(crate) fn label<P: PacketBuf>(
                 TtlMode::Uniform => ip_ttl.min(ttl - 1),
                 TtlMode::Pipe(_) => ip_ttl,
             };
-            if adj.push_bytes() != 0 || ttl == 0 || total > adj.mtu as usize {
+            // The template's ethertype is IPv4 only when the adjacency pushes no label
+            // and carries IPv4 (the staged path drops a payload of another family).
+            let bare_ipv4 = be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV4;
+            if !bare_ipv4 || ttl == 0 || total > adj.mtu as usize {
                 return None;
             }
             let pad = data.len() - HEADER_LEN - LSE - total;
@@ -233,6 +236,8 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     };
     let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();
+    // No family check: an IPv4 route never reaches an adjacency that carries IPv6
+    // without labels (the config refuses IPv4 routes via IPv6 next hops).
     if !adj.is_resolved() || push + total > adj.mtu as usize || headroom < push {
         return None;
     }

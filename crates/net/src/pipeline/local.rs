@@ -12,11 +12,17 @@
 //!
 //! `local` routes of the routes file are not in the source check: they can change with
 //! every reload, and the ports' addresses are the ones a neighbour can see and spoof.
+//!
+//! IPv6 (staged path only): the global addresses in one sorted list, and each port's
+//! link-local address (EUI-64 from its MAC, RFC 4291 appendix A, unless one is
+//! configured), which is the only link-local address a packet may be delivered to.
+
+use crate::wire::ipv6::{is_link_local, link_local_from_mac};
 
 /// Entries of the source filter.
 const FILTER_LEN: usize = 512;
 
-/// The router's MAC per port and its IPv4 addresses.
+/// The router's MAC per port and its IPv4 and IPv6 addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalAddrs {
     /// By port id: the port's [`MacKey`].
@@ -25,6 +31,10 @@ pub struct LocalAddrs {
     ipv4: Vec<u32>,
     /// Entry [`filter_index`] of every address in `ipv4` is set.
     filter: [bool; FILTER_LEN],
+    /// The router's IPv6 addresses other than link-local ones, sorted (big-endian values).
+    ipv6: Vec<u128>,
+    /// (port, address): every port's link-local addresses, by port.
+    link_local: Vec<(u16, u128)>,
 }
 
 /// A port's MAC as the frames' first 8 bytes are compared with it: the six bytes as a
@@ -57,18 +67,68 @@ fn filter_index(word: u32) -> usize {
 }
 
 impl LocalAddrs {
-    /// `macs[p]` is the MAC of port `p`; `ipv4` the router's addresses on all ports.
+    /// `macs[p]` is the MAC of port `p`; `ipv4` the router's addresses on all ports. Each
+    /// port gets the link-local IPv6 address derived from its MAC
+    /// ([`link_local_from_mac`]) until [`LocalAddrs::with_ipv6`] configures one.
     pub fn new(macs: &[[u8; 6]], ipv4: impl IntoIterator<Item = [u8; 4]>) -> LocalAddrs {
         let mut l = LocalAddrs {
             macs: macs.iter().map(MacKey::new).collect(),
             ipv4: Vec::new(),
             filter: [false; FILTER_LEN],
+            ipv6: Vec::new(),
+            link_local: Vec::new(),
         };
         for a in ipv4 {
             l.filter[filter_index(u32::from_ne_bytes(a))] = true;
             l.ipv4.push(u32::from_be_bytes(a));
         }
+        for (port, mac) in macs.iter().enumerate() {
+            let ll = u128::from_be_bytes(link_local_from_mac(*mac));
+            l.link_local.push((port as u16, ll));
+        }
         l
+    }
+
+    /// The same addresses plus the router's IPv6 addresses, as (port, address): global
+    /// ones join the router's own, link-local ones (fe80::/10) replace the port's
+    /// MAC-derived address (a port may have several).
+    pub fn with_ipv6(mut self, addrs: impl IntoIterator<Item = (u16, [u8; 16])>) -> LocalAddrs {
+        let mut configured: Vec<(u16, u128)> = Vec::new();
+        for (port, a) in addrs {
+            if is_link_local(&a) {
+                configured.push((port, u128::from_be_bytes(a)));
+            } else {
+                self.ipv6.push(u128::from_be_bytes(a));
+            }
+        }
+        self.ipv6.sort_unstable();
+        self.ipv6.dedup();
+        self.link_local
+            .retain(|(p, _)| !configured.iter().any(|(q, _)| q == p));
+        self.link_local.extend(configured);
+        self.link_local.sort_unstable();
+        self.link_local.dedup();
+        self
+    }
+
+    /// The link-local address of `port` (its first, when it has several).
+    pub fn link_local(&self, port: u16) -> Option<[u8; 16]> {
+        let i = self.link_local.partition_point(|&(p, _)| p < port);
+        let &(p, a) = self.link_local.get(i)?;
+        (p == port).then(|| a.to_be_bytes())
+    }
+
+    /// Whether `addr` is a link-local address of `port`.
+    #[inline]
+    pub fn is_port_link_local(&self, port: u16, addr: u128) -> bool {
+        self.link_local.contains(&(port, addr))
+    }
+
+    /// Whether `addr` is one of the router's IPv6 addresses (a global one, or the
+    /// link-local one of any port).
+    #[inline]
+    pub fn is_own6(&self, addr: u128) -> bool {
+        self.ipv6.binary_search(&addr).is_ok() || self.link_local.iter().any(|&(_, a)| a == addr)
     }
 
     /// The MAC of `port`, if the port is known.
@@ -151,5 +211,30 @@ mod tests {
         }
         // 4 entries of 512 set: about 0.8% of foreign sources take the exact search.
         assert!(hits * 50 < n, "{hits} of {n} passed the filter");
+    }
+
+    #[test]
+    fn ipv6_addresses_and_link_locals_per_port() {
+        let v6 = |s: &str| s.parse::<std::net::Ipv6Addr>().unwrap().octets();
+        let macs = [[0x02, 0, 0, 0, 0, 1], [0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc]];
+        let l = LocalAddrs::new(&macs, []).with_ipv6([
+            (0, v6("2001:db8::1")),
+            (1, v6("fe80::1")),
+            (1, v6("2001:db8:1::1")),
+        ]);
+        // Port 0 keeps its EUI-64 address; port 1's configured one replaces it.
+        assert_eq!(l.link_local(0), Some(v6("fe80::ff:fe00:1")));
+        assert_eq!(l.link_local(1), Some(v6("fe80::1")));
+        assert_eq!(l.link_local(2), None);
+        let n = |s| u128::from_be_bytes(v6(s));
+        assert!(l.is_port_link_local(0, n("fe80::ff:fe00:1")));
+        assert!(!l.is_port_link_local(1, n("fe80::ff:fe00:1")));
+        assert!(!l.is_port_link_local(0, n("fe80::1")));
+        assert!(!l.is_port_link_local(1, n("fe80::21b:21ff:feaa:bbcc")));
+        for own in ["2001:db8::1", "2001:db8:1::1", "fe80::1", "fe80::ff:fe00:1"] {
+            assert!(l.is_own6(n(own)), "{own}");
+        }
+        assert!(!l.is_own6(n("2001:db8::2")));
+        assert!(!l.is_own6(n("fe80::21b:21ff:feaa:bbcc")));
     }
 }

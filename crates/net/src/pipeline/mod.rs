@@ -5,9 +5,10 @@
 //! goes through the stages, each run over the whole burst before the next (grout/VPP
 //! style, so that table lookups of different packets overlap):
 //! 1. [`classify`]: destination MAC, Ethernet, ethertype, IPv4 input checks (RFC 1812
-//!    §5.2.1, §5.2.2, §5.3.4, §5.3.7; the router's own addresses: [`LocalAddrs`]);
+//!    §5.2.1, §5.2.2, §5.3.4, §5.3.7; the router's own addresses: [`LocalAddrs`]) and
+//!    IPv6 ones ([`ipv6`]: RFC 8200, RFC 4291 address scopes, NDP);
 //! 2. [`mpls`]: label stack walk and label table lookups (LSR/egress LER decisions);
-//! 3. [`ipv4`]: one batched LPM lookup for every packet that needs one, route targets;
+//! 3. [`ipv4`], [`ipv6`]: one batched LPM lookup per family, route targets;
 //! 4. [`rewrite`]: ECMP member by flow hash ([`hash`]), MTU, then the in-place rewrite from
 //!    the adjacency's precomputed header.
 //!
@@ -28,13 +29,31 @@
 //!   removed (the adjacency header is untagged).
 //! - A label-switched packet keeps every byte after its stack (Ethernet padding included),
 //!   as an LSR that does not parse its payload would: the payload is probed only where a
-//!   decision needs it (PHP towards IPv4, the ECMP hash, DF for a packet too big). Packets
-//!   forwarded as IPv4 are cut to their total length.
+//!   decision needs it (PHP towards IP, the ECMP hash, DF for a packet too big). Packets
+//!   forwarded as IP are cut to their total length (IPv6: 40 + payload length).
+//!
+//! IPv6 (staged path only; the fast path declines it untouched):
+//! - TTL rules as for IPv4, with the hop limit. Label 2 is popped like label 0 at any
+//!   depth; at the bottom, 0 and 2 require their family, other dispositions go by the
+//!   first nibble. A packet leaving bare takes an adjacency only if its `payload` family
+//!   matches (a PHP entry's next hop says which), else `unsupported_payload`.
+//! - No route: `unreachable` (IPv4 drops as `no_route`). Too big: `frag_needed` always,
+//!   also for labelled IPv6 (no DF, never fragmented).
+//! - NDP (ICMPv6 133..=137, hop limit 255, behind at most `MAX_EXT_HEADERS` extension
+//!   headers) to a multicast group or the router's address: `ndp`; other ff02:: groups:
+//!   `link_local_multicast` (the only IPv6 taken from link-layer multicast frames).
+//! - Link-local sources and destinations never leave the link: to the input port's own
+//!   link-local address (or from a link-local source to any of the router's addresses)
+//!   they are delivered, otherwise `link_local_scope`. The unspecified source is allowed
+//!   towards multicast only (DAD, MLD).
+//! - `originate` routes IPv6 by its destination; link-scope destinations have no port
+//!   there and are dropped: the slow path sends NDP and link-local replies itself.
 
 mod classify;
 mod fast;
 mod hash;
 mod ipv4;
+mod ipv6;
 mod local;
 mod mpls;
 mod rewrite;
@@ -145,6 +164,7 @@ pub(crate) enum Fix {
     None,
     LabelTtl(u8),
     Ipv4Ttl(u8),
+    Ipv6Hop(u8),
 }
 
 /// Where a packet stands between stages.
@@ -152,7 +172,11 @@ pub(crate) enum Fix {
 pub(crate) enum Next {
     Done(Verdict),
     Mpls,
-    Ipv4 { dst: u32 },
+    Ipv4 {
+        dst: u32,
+    },
+    /// Awaiting the IPv6 lookup (the destination is read from the header at `keep`).
+    Ipv6,
     NextHop(NextHop),
 }
 
@@ -162,16 +186,19 @@ pub(crate) struct Work {
     pub next: Next,
     /// First byte after the Ethernet header.
     pub l3: usize,
-    /// End of the received label stack (`l3` for IPv4).
+    /// End of the received label stack (`l3` for IP).
     pub stack_end: usize,
-    /// A length-checked IPv4 header right after the stack.
+    /// A length-checked IPv4 or IPv6 header (its version nibble says which) after the
+    /// stack.
     pub ip: Option<usize>,
-    /// End of the payload to keep: the IPv4 total length for packets forwarded as IPv4
-    /// (Ethernet padding is trimmed), the frame's end for label-switched ones.
+    /// End of the payload to keep: the IPv4 total length (IPv6: 40 + payload length) for
+    /// packets forwarded as IP (Ethernet padding is trimmed), the frame's end for
+    /// label-switched ones.
     pub end: usize,
     /// First received byte kept in the output (after the stripped / popped headers).
     pub keep: usize,
-    /// Outgoing TTL: of the swapped label (MPLS) or of the IPv4 header; 0 = expired.
+    /// Outgoing TTL: of the swapped label (MPLS), the IPv4 TTL or the IPv6 hop limit;
+    /// 0 = expired.
     pub out_ttl: u8,
     /// TC for pushed labels.
     pub tc: u8,
@@ -381,7 +408,7 @@ impl Pipeline {
         let mac = local.mac_key(in_port);
         for (w, &i) in work.iter_mut().zip(which) {
             let data = pkts[i as usize].data();
-            classify::classify(&self.config, local, mac, data, originate, w);
+            classify::classify(&self.config, local, in_port, mac, data, originate, w);
         }
         for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {
@@ -390,13 +417,20 @@ impl Pipeline {
         }
         let mut dsts = [0u32; CHUNK];
         let mut lookups = [0u8; CHUNK];
-        let mut m = 0;
+        let (mut m, mut v6) = (0, false);
         for (k, w) in work[..n].iter().enumerate() {
-            if let Next::Ipv4 { dst } = w.next {
-                dsts[m] = dst;
-                lookups[m] = k as u8;
-                m += 1;
+            match w.next {
+                Next::Ipv4 { dst } => {
+                    dsts[m] = dst;
+                    lookups[m] = k as u8;
+                    m += 1;
+                }
+                Next::Ipv6 => v6 = true,
+                _ => {}
             }
+        }
+        if v6 {
+            route_ipv6(fib, in_port, pkts, which, &mut work[..n], originate);
         }
         let mut routes = [NO_ROUTE; CHUNK];
         fib.lookup_ipv4_batch(&dsts[..m], &mut routes[..m]);
@@ -411,8 +445,39 @@ impl Pipeline {
                 Next::Done(v) => v,
                 Next::NextHop(nh) => rewrite::forward(fib, in_port, &mut pkts[i], w, nh),
                 // Every stage above settles the packets it takes.
-                Next::Mpls | Next::Ipv4 { .. } => Verdict::Drop(DropReason::NoRoute),
+                Next::Mpls | Next::Ipv4 { .. } | Next::Ipv6 => Verdict::Drop(DropReason::NoRoute),
             };
         }
+    }
+}
+
+/// The batched IPv6 lookup and route targets for the packets of `work` (the state of
+/// `pkts[which[k]]`) that await it. Out of line, so that bursts without IPv6 pay nothing
+/// for its arrays.
+#[inline(never)]
+fn route_ipv6<P: PacketBuf>(
+    fib: &Fib,
+    in_port: u16,
+    pkts: &[P],
+    which: &[u8],
+    work: &mut [Work],
+    originate: bool,
+) {
+    let mut dsts = [0u128; CHUNK];
+    let mut lookups = [0u8; CHUNK];
+    let mut m = 0;
+    for (k, w) in work.iter().enumerate() {
+        if w.next == Next::Ipv6 {
+            dsts[m] = ipv6::dst(pkts[which[k] as usize].data(), w.keep);
+            lookups[m] = k as u8;
+            m += 1;
+        }
+    }
+    let mut routes = [NO_ROUTE; CHUNK];
+    fib.lookup_ipv6_batch(&dsts[..m], &mut routes[..m]);
+    for (&k, &route) in lookups[..m].iter().zip(&routes[..m]) {
+        let k = k as usize;
+        let data = pkts[which[k] as usize].data();
+        ipv6::route(fib, in_port, data, &mut work[k], route, originate);
     }
 }

@@ -1,6 +1,8 @@
 //! Stage 2: the label stack. Walks reserved labels and label table entries until the
-//! packet is swapped, popped towards a next hop, disposed of to IPv4, punted or dropped.
+//! packet is swapped, popped towards a next hop, disposed of to IPv4 or IPv6, punted or
+//! dropped.
 
+use super::ipv6::{self, Source};
 use super::{ipv4, DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
 use crate::fib::{Fib, LabelOp, TtlMode};
 use crate::wire::ipv4::{field, Ipv4Packet, MIN_HEADER_LEN, VER_IHL_NO_OPTIONS};
@@ -27,25 +29,27 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
     while let Some(e) = stack.get(i) {
         let off = w.l3 + ENTRY_LEN * i;
         match e.label() {
-            LABEL_IPV4_EXPLICIT_NULL => {
-                // Popped in uniform mode (RFC 4182 allows it at any depth).
+            l @ (LABEL_IPV4_EXPLICIT_NULL | LABEL_IPV6_EXPLICIT_NULL) => {
+                // Popped in uniform mode (RFC 4182 allows it at any depth); at the bottom
+                // it names the payload's family.
                 i += 1;
                 if e.bos() {
-                    return dispose(cfg, data, w, TtlMode::Uniform, in_ttl);
+                    let family = match l {
+                        LABEL_IPV4_EXPLICIT_NULL => Some(4),
+                        _ => Some(6),
+                    };
+                    return dispose(cfg, data, w, TtlMode::Uniform, in_ttl, family);
                 }
                 in_ttl = stack.get(i).map_or(in_ttl, |n| in_ttl.min(n.ttl()));
             }
             LABEL_ROUTER_ALERT => return w.done(Verdict::SlowPath(PuntReason::RouterAlert)),
-            LABEL_IPV6_EXPLICIT_NULL => {
-                return w.done(Verdict::Drop(DropReason::UnsupportedPayload))
-            }
             LABEL_ELI => {
                 // The entropy label indicator and its entropy label go together.
                 match stack.get(i + 1) {
                     Some(el) if !e.bos() => {
                         i += 2;
                         if el.bos() {
-                            return dispose(cfg, data, w, TtlMode::Uniform, in_ttl);
+                            return dispose(cfg, data, w, TtlMode::Uniform, in_ttl, None);
                         }
                     }
                     _ => return w.done(Verdict::Drop(DropReason::ReservedLabel)),
@@ -61,7 +65,7 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                     (LabelOp::PopAndLookup, _) => {
                         i += 1;
                         if e.bos() {
-                            return dispose(cfg, data, w, entry.ttl_mode, in_ttl);
+                            return dispose(cfg, data, w, entry.ttl_mode, in_ttl, None);
                         }
                         if let Some(next) = stack.get(i) {
                             in_ttl = if uniform {
@@ -85,27 +89,19 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
                         w.fix = Fix::None;
                         if op == LabelOp::Pop {
                             // Penultimate hop: the exposed header's TTL per the mode.
-                            let exposed = if e.bos() {
-                                match data.get(w.keep..).and_then(exposed_ipv4) {
-                                    Some(len) => {
-                                        w.ip = Some(w.keep);
-                                        w.end = w.keep + len;
-                                        data[w.keep + field::TTL]
-                                    }
-                                    None => return w.done(not_ipv4(cfg, data, w.keep)),
+                            let (exposed, fix): (u8, MakeFix) = if e.bos() {
+                                match exposed_ip(cfg, data, w) {
+                                    Ok(x) => x,
+                                    Err(v) => return w.done(v),
                                 }
                             } else {
-                                stack.get(i + 1).map_or(0, |n| n.ttl())
+                                (stack.get(i + 1).map_or(0, |n| n.ttl()), Fix::LabelTtl)
                             };
                             let ttl = if uniform { exposed.min(out) } else { exposed };
                             if ttl == 0 {
                                 return w.done(expired);
                             }
-                            w.fix = if e.bos() {
-                                Fix::Ipv4Ttl(ttl)
-                            } else {
-                                Fix::LabelTtl(ttl)
-                            };
+                            w.fix = fix(ttl);
                         }
                         w.next = Next::NextHop(nh);
                         return;
@@ -118,6 +114,28 @@ pub(crate) fn resolve(cfg: &PipelineConfig, fib: &Fib, in_port: u16, data: &[u8]
     }
     // A checked stack ends with a bottom-of-stack entry, handled above.
     w.done(Verdict::Drop(DropReason::Truncated))
+}
+
+/// The fix that writes a TTL into the first kept header.
+type MakeFix = fn(u8) -> Fix;
+
+/// The IP header a penultimate-hop pop exposes at `w.keep` (the version nibble says
+/// which family; the adjacency must carry that family, checked in `rewrite`): sets
+/// `w.ip` and `w.end`, returns its TTL or hop limit and the fix that writes it.
+fn exposed_ip(cfg: &PipelineConfig, data: &[u8], w: &mut Work) -> Result<(u8, MakeFix), Verdict> {
+    if data.get(w.keep).is_some_and(|b| b >> 4 == 6) {
+        w.end = ipv6::header(data, w.keep)?;
+        w.ip = Some(w.keep);
+        return Ok((data[w.keep + ipv6::HOP_LIMIT], Fix::Ipv6Hop));
+    }
+    match data.get(w.keep..).and_then(exposed_ipv4) {
+        Some(len) => {
+            w.ip = Some(w.keep);
+            w.end = w.keep + len;
+            Ok((data[w.keep + field::TTL], Fix::Ipv4Ttl))
+        }
+        None => Err(not_ipv4(cfg, data, w.keep)),
+    }
 }
 
 /// Total length of the IPv4 datagram starting `ip` when its header is sound and its
@@ -159,11 +177,30 @@ fn not_ipv4(cfg: &PipelineConfig, data: &[u8], off: usize) -> Verdict {
     }
 }
 
-/// Bottom of stack popped: the IPv4 packet below goes to the IPv4 lookup with its TTL
-/// for this hop already decided (uniform: from the label; pipe: as received).
-fn dispose(cfg: &PipelineConfig, data: &[u8], w: &mut Work, mode: TtlMode, in_ttl: u8) {
-    if data.get(w.stack_end).is_some_and(|b| b >> 4 != 4) {
+/// Bottom of stack popped: the IP packet below goes to the lookup of its family with its
+/// TTL (hop limit) for this hop already decided (uniform: from the label; pipe: as
+/// received). `family`: the IP version an explicit null label names, else the payload's
+/// first nibble decides.
+fn dispose(
+    cfg: &PipelineConfig,
+    data: &[u8],
+    w: &mut Work,
+    mode: TtlMode,
+    in_ttl: u8,
+    family: Option<u8>,
+) {
+    let version = data.get(w.stack_end).map(|b| b >> 4);
+    if version.is_some() && family.is_some_and(|f| Some(f) != version) {
         return w.done(Verdict::Drop(DropReason::UnsupportedPayload));
+    }
+    let out = move |ttl: u8| match mode {
+        TtlMode::Uniform => ttl.min(in_ttl.saturating_sub(1)),
+        TtlMode::Pipe(_) => ttl,
+    };
+    match version {
+        Some(6) => return ipv6::input(data, w, Source::Label, out),
+        Some(4) | None => {}
+        Some(_) => return w.done(Verdict::Drop(DropReason::UnsupportedPayload)),
     }
     match ipv4::check(cfg, data, w.stack_end, false, None) {
         Err(v) => w.done(v),
@@ -172,10 +209,7 @@ fn dispose(cfg: &PipelineConfig, data: &[u8], w: &mut Work, mode: TtlMode, in_tt
             w.ip = Some(w.stack_end);
             w.end = end;
             w.keep = w.stack_end;
-            w.out_ttl = match mode {
-                TtlMode::Uniform => ip_ttl.min(in_ttl.saturating_sub(1)),
-                TtlMode::Pipe(_) => ip_ttl,
-            };
+            w.out_ttl = out(ip_ttl);
             w.next = Next::Ipv4 { dst };
         }
     }

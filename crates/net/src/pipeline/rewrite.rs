@@ -2,8 +2,8 @@
 //! consumed, copy the adjacency's header template in one go, fill TTL/TC/S of the pushed
 //! labels and fix the first kept header.
 
-use super::{hash, DropReason, Fix, PuntReason, Verdict, Work};
-use crate::fib::{Fib, NextHop, TtlMode, DEFAULT_PIPE_TTL};
+use super::{hash, ipv6, DropReason, Fix, PuntReason, Verdict, Work};
+use crate::fib::{Adjacency, Family, Fib, NextHop, TtlMode, DEFAULT_PIPE_TTL};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::field as eth;
 use crate::wire::ethernet::{ETHERTYPE_MPLS, HEADER_LEN};
@@ -22,8 +22,8 @@ pub(crate) fn forward<P: PacketBuf>(
     let data = pkt.data();
     let flow = match nh {
         NextHop::Adjacency(_) => 0,
-        // A label-switched payload is hashed as IPv4 when it parses as IPv4 (no checksum
-        // check: a damaged header only moves its own flow).
+        // A label-switched payload is hashed as IP when it parses as IPv4 or IPv6 (no
+        // checksum check: a damaged header only moves its own flow).
         NextHop::Ecmp(_) => hash::flow_hash(
             &data[w.l3..w.stack_end],
             Some(&data[w.ip.unwrap_or(w.stack_end)..w.end]),
@@ -31,22 +31,16 @@ pub(crate) fn forward<P: PacketBuf>(
     };
     let adj_id = fib.resolve(nh, flow);
     let adj = fib.adjacency(adj_id);
+    let kept_labels = w.stack_end.saturating_sub(w.keep);
+    if kept_labels == 0 && !bare_family_fits(adj, w.fix) {
+        return Verdict::Drop(DropReason::UnsupportedPayload);
+    }
     if !adj.is_resolved() {
         return Verdict::SlowPath(PuntReason::ArpNeeded { adj: adj_id });
     }
-    let kept_labels = w.stack_end.saturating_sub(w.keep);
     let l3_len = adj.push_bytes() + (w.end - w.keep);
     if l3_len > adj.mtu as usize {
-        return match payload_ipv4(data, w) {
-            Some(ip) if data[ip + ip4::FLG_OFF.start] & DF_HIGH_BYTE != 0 => {
-                let labels = (adj.push_bytes() + kept_labels).min(u16::MAX as usize) as u16;
-                Verdict::SlowPath(PuntReason::FragNeeded {
-                    in_port,
-                    mtu: adj.mtu.saturating_sub(labels),
-                })
-            }
-            _ => Verdict::Drop(DropReason::MtuExceeded),
-        };
+        return too_big(data, w, adj, in_port, kept_labels);
     }
     let tl = HEADER_LEN + adj.push_bytes();
     if tl > w.keep && pkt.headroom() < tl - w.keep {
@@ -96,17 +90,54 @@ pub(crate) fn forward<P: PacketBuf>(
         Fix::None => {}
         Fix::LabelTtl(t) => d[tl + lse::TTL] = t,
         Fix::Ipv4Ttl(t) => set_ttl(&mut d[tl..], t),
+        Fix::Ipv6Hop(t) => d[tl + ipv6::HOP_LIMIT] = t,
     }
     Verdict::Forward { port: adj.port }
 }
 
-/// Where the IPv4 header of a packet too big for its link is, if it has a sound one (the
-/// DF bit decides between ICMP and a silent drop). Label-switched packets are probed here,
-/// off the fast path.
-fn payload_ipv4(data: &[u8], w: &Work) -> Option<usize> {
-    if w.ip.is_some() {
-        return w.ip;
+/// Whether a packet that leaves without labels below the adjacency's (`fix` says which
+/// family it is) may take it: one that pushes labels takes any, one that pushes none
+/// only the family its ethertype names (a penultimate-hop pop checks the payload's
+/// version against the entry's next hop here).
+#[inline]
+fn bare_family_fits(adj: &Adjacency, fix: Fix) -> bool {
+    let family = match fix {
+        Fix::Ipv4Ttl(_) => Family::Ipv4,
+        Fix::Ipv6Hop(_) => Family::Ipv6,
+        Fix::None | Fix::LabelTtl(_) => return true,
+    };
+    adj.push_bytes() > 0 || adj.payload == family
+}
+
+/// A packet too big for the adjacency's link: IPv4 with DF and every IPv6 packet (an
+/// IPv6 router never fragments) get an ICMP error with the MTU left for the IP packet;
+/// others are dropped.
+#[cold]
+fn too_big(data: &[u8], w: &Work, adj: &Adjacency, in_port: u16, kept_labels: usize) -> Verdict {
+    let labels = (adj.push_bytes() + kept_labels).min(u16::MAX as usize) as u16;
+    let frag_needed = Verdict::SlowPath(PuntReason::FragNeeded {
+        in_port,
+        mtu: adj.mtu.saturating_sub(labels),
+    });
+    match payload_ip(data, w) {
+        Some((4, ip)) if data[ip + ip4::FLG_OFF.start] & DF_HIGH_BYTE != 0 => frag_needed,
+        Some((6, _)) => frag_needed,
+        _ => Verdict::Drop(DropReason::MtuExceeded),
     }
-    let ip = Ipv4Packet::new_checked(data.get(w.stack_end..)?).ok()?;
-    ip.verify_checksum().then_some(w.stack_end)
+}
+
+/// The version and offset of the IP header of a packet too big for its link, if it has
+/// a sound one. Label-switched packets are probed here, off the fast path.
+fn payload_ip(data: &[u8], w: &Work) -> Option<(u8, usize)> {
+    if let Some(ip) = w.ip {
+        return Some((data[ip] >> 4, ip));
+    }
+    let at = w.stack_end;
+    match data.get(at)? >> 4 {
+        6 => ipv6::header(data, at).ok().map(|_| (6, at)),
+        _ => {
+            let ip = Ipv4Packet::new_checked(data.get(at..)?).ok()?;
+            ip.verify_checksum().then_some((4, at))
+        }
+    }
 }

@@ -71,7 +71,8 @@ reasons! {
         NoLabel => "no_label",
         /// Reserved label 3 or 4..=15 (other than the entropy label indicator).
         ReservedLabel => "reserved_label",
-        /// Payload this router cannot handle (IPv6 explicit null, non-IPv4 after a pop).
+        /// Payload this router cannot handle (not IP after a pop, not the family an
+        /// explicit null label or the next hop names).
         UnsupportedPayload => "unsupported_payload",
         /// Label stack deeper than the configured limit.
         StackTooDeep => "stack_too_deep",
