@@ -17,7 +17,8 @@
 //! - label stacks end with exactly one S bit, on the bottom entry; the top TTL is not 0;
 //! - native IPv6 forwarded: the hop limit went down by exactly one (from 2 or more), the
 //!   rest of the header and the datagram are unchanged, neither address is link-local,
-//!   unspecified or loopback and the destination is not multicast (RFC 8200, RFC 4291);
+//!   unspecified or loopback, the destination is not multicast (RFC 8200, RFC 4291) nor
+//!   one of the router's addresses (installed as /128 local routes, as the config does);
 //!   labels imposed on it carry hop limit - 1 (uniform) or the pipe TTL;
 //! - labelled input disposed to IPv6: version 6, hop limit between 1 and the input's,
 //!   addresses unchanged.
@@ -113,6 +114,16 @@ fn build_fib(s: &[u8; FIB_BYTES]) -> Fib {
         (3, Some(g)) => NextHop::Ecmp(g),
         (k, _) => NextHop::Adjacency(adjs[k as usize % 3]),
     };
+    // The router's own addresses, as the config installs them (before the fuzzed routes,
+    // which may not replace them).
+    for p in 0..PORTS {
+        let own = u128::from_be_bytes(port_addr6(p));
+        let local = Ipv4Route {
+            target: RouteTarget::Local,
+            ttl_mode: TtlMode::Uniform,
+        };
+        b.add_ipv6_route(own, 128, local).expect("a /128 per port");
+    }
     // Six IPv6 routes with short prefixes, so that random destinations hit them.
     for i in 0..6 {
         let c = s[8 + 2 * i];
@@ -317,6 +328,10 @@ fn check_native(i: &[u8], out: &[u8], out_ip: usize) {
         &i[24..40]
     );
     assert_ne!(i[24], 0xff, "forwarded a multicast destination");
+    assert!(
+        !(0..PORTS).any(|p| i[24..40] == port_addr6(p)),
+        "forwarded a packet for the router's own address"
+    );
     for k in (14..out_ip).step_by(4) {
         let t = out[k + 3];
         assert!(
@@ -416,7 +431,7 @@ fn run(fib: &Fib, rest: &[u8]) {
             accept_vlan: flags & 8 != 0,
             punt_ip_options: flags & 16 != 0,
         },
-        LocalAddrs::new(&macs, own),
+        LocalAddrs::new(&macs, own).with_ipv6((0..PORTS).map(|p| (p, port_addr6(p)))),
     );
     let in_port = (flags >> 5) as u16 % PORTS;
     let frames = split_frames(&rest[1..], in_port);
