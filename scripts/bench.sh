@@ -5,7 +5,8 @@
 #
 #   scripts/bench.sh [options]
 #     --scenario NAME   mpls-swap mpls-php ler-push2 ipv4-small ipv4-full ecmp-4
-#                       (repeatable; default: all six), or the slow-path pressure
+#                       ipv6-small ipv6-full 6pe-push (`ipv6` for these three)
+#                       (repeatable; default: all nine), or the slow-path pressure
 #                       mixes, router only, each beside punt-noroute: punt-noroute
 #                       punt-glean punt-ttl1 punt-echo punt-arp, `punt` for all five
 #     --runs N          runs per tool, alternated A B C A B C... (default 3); median, min-max
@@ -23,6 +24,7 @@
 #                       gets the workers' part
 #     --huge | --no-huge   hugepages (default: used when some are free)
 #     --prefixes FILE   full view for ipv4-full (default ../shared/data/ipv4-fullview-2023.txt.gz)
+#     --prefixes6 FILE  full view for ipv6-full (default ../shared/data/ipv6-fullview-2023.txt.gz)
 #     --json FILE       also write the results as JSON
 #     --no-build        use the binaries already built
 #     --no-l3fwd        skip building and running l3fwd
@@ -44,6 +46,7 @@ HUGE=auto
 QUICK=0
 WORKDIR=target/bench/run
 PREFIXES="$REPO/../shared/data/ipv4-fullview-2023.txt.gz"
+PREFIXES6="$REPO/../shared/data/ipv6-fullview-2023.txt.gz"
 WARMUP=""
 MEASURE=""
 RUNS=""
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
     --warmup) need "$@"; WARMUP="$2"; shift 2 ;;
     --measure) need "$@"; MEASURE="$2"; shift 2 ;;
     --prefixes) need "$@"; PREFIXES="$2"; shift 2 ;;
+    --prefixes6) need "$@"; PREFIXES6="$2"; shift 2 ;;
     --workdir) need "$@"; WORKDIR="$2"; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --huge) HUGE=1; shift ;;
@@ -110,4 +114,4 @@ fi
 
 mkdir -p "$WORKDIR"
 exec python3 scripts/bench/bench.py --router "$ROUTER" --testpmd "$TESTPMD" \
-  --repo "$REPO" --workdir "$WORKDIR" --prefixes "$PREFIXES" "${ARGS[@]}"
+  --repo "$REPO" --workdir "$WORKDIR" --prefixes "$PREFIXES" --prefixes6 "$PREFIXES6" "${ARGS[@]}"

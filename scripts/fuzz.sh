@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target (fuzz/: wire, wire6, pipeline, config, fpm) for a bounded time each,
-# starting from the seed corpus in fuzz/seeds/<target> (new inputs go to
+# Runs every cargo-fuzz target (fuzz/: wire, wire6, pipeline, pipeline6, config, fpm) for a
+# bounded time each, starting from the seed corpus in fuzz/seeds/<target> (new inputs go to
 # fuzz/corpus/<target>, not committed). Installs cargo-fuzz when missing. Only the stable
 # toolchain is needed: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags; AddressSanitizer
 # is used when it links (SANITIZER=none to skip it). Prints executions per target; fails
@@ -18,7 +18,7 @@ export RUSTC_BOOTSTRAP=1
 SECS=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(wire wire6 pipeline config fpm)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(wire wire6 pipeline pipeline6 config fpm)
 SANITIZER=${SANITIZER:-address}
 JOBS=${FUZZ_JOBS:-1}
 

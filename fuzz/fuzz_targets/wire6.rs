@@ -21,10 +21,13 @@ fn icmpv6(msg: &[u8], src: &[u8; 16], dst: &[u8; 16]) {
         p.is_error(),
         p.data(),
     );
-    let _ = ndp::NdpRepr::parse(&p);
+    let ndp = ndp::NdpRepr::parse(&p).ok();
     let Ok(r) = Icmpv6Repr::parse(&p, src, dst) else {
         return;
     };
+    if let Icmpv6Repr::Ndp(n) = r {
+        assert_eq!(Some(n), ndp, "NDP decoded two ways");
+    }
     let mut b = vec![0u8; r.buffer_len()];
     let n = r
         .emit(src, dst, &mut b)

@@ -10,6 +10,8 @@
 # setup, so the copy is patched (never the installed sources, nothing committed):
 #   IPV4_L3FWD_LPM_MAX_RULES      1024  -> 2^21 (room for a full view and growth)
 #   IPV4_L3FWD_LPM_NUMBER_TBL8S   2^8   -> 2^16 (one per /24 that holds a longer prefix)
+#   IPV6_L3FWD_LPM_MAX_RULES      1024  -> 2^19 (the 2023 IPv6 view has 160k prefixes;
+#                                 its 38k tbl8 groups fit the stock 2^16)
 #   NB_MBUF floor                 8192  -> 65536
 #   the per-route "LPM: Adding route" printf is disabled (900k lines of log otherwise)
 #   RX offloads are masked by what the device offers (vdevs offer no checksum offload)
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --src) SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "build-l3fwd.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -64,8 +66,12 @@ patch_one l3fwd_lpm.c 's/^#define IPV4_L3FWD_LPM_MAX_RULES .*/#define IPV4_L3FWD
   'IPV4_L3FWD_LPM_MAX_RULES (1 << 21)'
 patch_one l3fwd_lpm.c 's/^#define IPV4_L3FWD_LPM_NUMBER_TBL8S .*/#define IPV4_L3FWD_LPM_NUMBER_TBL8S (1 << 16)/' \
   'IPV4_L3FWD_LPM_NUMBER_TBL8S (1 << 16)'
+patch_one l3fwd_lpm.c 's/^#define IPV6_L3FWD_LPM_MAX_RULES .*/#define IPV6_L3FWD_LPM_MAX_RULES (1 << 19)/' \
+  'IPV6_L3FWD_LPM_MAX_RULES (1 << 19)'
 patch_one l3fwd_lpm.c 's/printf("LPM: Adding route %s \/ %d (%d) \[%s\]\\n",/if (0) printf("LPM: Adding route %s \/ %d (%d) [%s]\\n",/' \
   'if (0) printf("LPM: Adding route %s'
+[ "$(grep -c 'if (0) printf("LPM: Adding route' "$OUT/src/l3fwd_lpm.c")" = 2 ] \
+  || die "patching l3fwd_lpm.c failed (want both the IPv4 and IPv6 route printfs off)"
 patch_one main.c 's/(unsigned)8192)/(unsigned)65536)/' '(unsigned)65536)'
 # Stock l3fwd asks every port for RX checksum offload, which vdevs lack (configure fails
 # with -EINVAL); ask only for what the device offers, as the router and testpmd do.

@@ -23,7 +23,8 @@ bench() { # name, timeout, args...
   echo "== $name $(date +%T)" >> $OUT/bench.log
   timeout -k 5 $t python3 scripts/bench/bench.py --router $B/bin/mplsrouter \
     --testpmd $B/bin/dpdk-testpmd --repo . --workdir /tmp/bw-$name \
-    --prefixes $B/data/ipv4-fullview-2023.txt.gz --runs 1 --warmup 1 --measure 2 \
+    --prefixes $B/data/ipv4-fullview-2023.txt.gz \
+    --prefixes6 $B/data/ipv6-fullview-2023.txt.gz --runs 1 --warmup 1 --measure 2 \
     --startup-timeout 60 --json $OUT/$name.json "$@" >> $OUT/bench.log 2>&1
   echo "== $name rc=$? $(date +%T)" >> $OUT/bench.log
 }
@@ -34,11 +35,12 @@ if grep -q '"router_mpps": [0-9]' $OUT/w1.json 2>/dev/null; then
     bench w$n 80 --workers $n --l3fwd $B/bin/l3fwd --scenario mpls-swap --scenario ipv4-small
   done
   bench full 100 --workers 1 --scenario ipv4-full
+  bench ipv6 300 --workers 1 --l3fwd $B/bin/l3fwd --scenario ipv6
 fi
 pkill -9 -f mplsrouter; pkill -9 -f dpdk-testpmd; pkill -9 -f l3fwd
 # Fuzzing on all cores but one; executions summed over the workers' logs.
 {
-  for t in pipeline config wire; do
+  for t in pipeline pipeline6 config wire wire6; do
     [ -x $B/fuzz/$t ] || continue
     mkdir -p /tmp/fz-$t/corpus && cd /tmp/fz-$t
     max_len=4096; [ $t = config ] && max_len=65536

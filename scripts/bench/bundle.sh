@@ -34,8 +34,8 @@ for f in $( { for b in "$B"/bin/*; do ldd "$b"; done
   esac
 done
 for p in "${plugins[@]}"; do cp "$(readlink -f "$P/librte_$p.so.23")" "$B/pmds/librte_$p.so.23"; done
-cp ../shared/data/ipv4-fullview-2023.txt.gz "$B"/data/
-for t in pipeline config wire; do
+cp ../shared/data/ipv4-fullview-2023.txt.gz ../shared/data/ipv6-fullview-2023.txt.gz "$B"/data/
+for t in pipeline pipeline6 config wire wire6; do
   f=fuzz/target/x86_64-unknown-linux-gnu/release/$t
   [ -x "$f" ] || continue
   cp "$f" "$B"/fuzz/ && strip "$B"/fuzz/$t

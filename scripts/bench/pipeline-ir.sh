@@ -8,7 +8,7 @@ bin=${1:-target/release/examples/pipeline_ir}
 rounds=${2:-1000}
 shift 2 2>/dev/null || shift $#
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(mpls_swap mpls_php_pop ler_push2 ipv4_forward ecmp4 mpls_swap_staged ipv4_forward_staged)
+[ ${#cases[@]} -gt 0 ] || cases=(mpls_swap mpls_php_pop ler_push2 ipv4_forward ecmp4 mpls_swap_staged ipv4_forward_staged ipv6_forward 6pe_push)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for c in "${cases[@]}"; do

@@ -61,26 +61,57 @@ class Lcores(unittest.TestCase):
                 bench.lcores_override(spec, 2)
 
 
+ROUTES6 = """neighbors:
+  - {ip: "2001:db8::2", mac: "02:00:00:00:00:02"}
+ipv6:
+  - {prefix: "2001:db8:ffff::/48", via: "2001:db8::2"}
+  - {prefix: 2001:db8:1000::/48, via: 2001:db8:1::2}
+prefix_groups:
+  - via: "2001:db8:1::3"
+    prefixes: |
+      2001:200::/32
+      2c0f:ffd0::/48
+  - via: 10.0.0.2
+    prefixes: |
+      1.0.0.0/24
+"""
+
+
 class Rules(unittest.TestCase):
-    def convert(self, text):
+    def convert(self, text, six=False):
         with tempfile.TemporaryDirectory() as d:
             src, dst = os.path.join(d, "r.yaml"), os.path.join(d, "r.rules")
+            dst6 = os.path.join(d, "r.rules6") if six else None
             with open(src, "w") as f:
                 f.write(text)
-            n = routes2l3fwd.convert(src, dst)
+            n = routes2l3fwd.convert(src, dst, dst6)
             with open(dst) as f:
-                return n, f.read().splitlines()
+                lines = f.read().splitlines()
+            if six:
+                with open(dst6) as f:
+                    return n, lines, f.read().splitlines()
+            return n, lines
 
     def test_every_route_to_the_port_of_its_next_hop(self):
         n, lines = self.convert(ROUTES)
-        self.assertEqual(n, 4)
+        self.assertEqual(n, {4: 4, 6: 0})
         self.assertEqual(lines, ["R100.0.0.0/16 1", "R192.0.2.0/24 0",
                                  "R1.0.0.0/24 1", "R223.255.252.0/22 1"])
+
+    def test_ipv6_routes_to_their_own_file(self):
+        n, lines4, lines6 = self.convert(ROUTES6, six=True)
+        self.assertEqual(n, {4: 1, 6: 4})
+        self.assertEqual(lines4, ["R1.0.0.0/24 0"])
+        self.assertEqual(lines6, ["R2001:db8:ffff::/48 0", "R2001:db8:1000::/48 1",
+                                  "R2001:200::/32 1", "R2c0f:ffd0::/48 1"])
+        with self.assertRaises(routes2l3fwd.RoutesError):
+            self.convert(ROUTES6)  # no IPv6 rule file to put them in
 
     def test_refuses_what_l3fwd_cannot_do(self):
         for bad in ["ipv4:\n  - {prefix: 1.0.0.0/8, via: 10.0.1.2, push: [16]}\n",
                     "ipv4:\n  - prefix: 1.0.0.0/8\n    nexthops:\n      - {via: 10.0.1.2}\n",
                     "mpls:\n  - {in_label: 16, action: pop, via: 10.0.1.2}\n",
+                    'ipv6:\n  - {prefix: "2001:db8:2000::/48", via: 10.0.1.3, push: [3000, 6000]}\n',
                     "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n"]:
             with self.assertRaises(routes2l3fwd.RoutesError, msg=bad):
                 self.convert(bad)

@@ -8,7 +8,8 @@ use traffic::{self, GenOptions, Scenario, SCENARIOS};
 
 #[derive(Args, Debug)]
 pub struct GenTrafficArgs {
-    /// Scenario: mpls-swap, mpls-php, ler-push2, ipv4-small, ipv4-full, ecmp-4, demo.
+    /// Scenario: mpls-swap, mpls-php, ler-push2, ipv4-small, ipv4-full, ecmp-4, demo,
+    /// ipv6-small, ipv6-full, 6pe-push.
     pub scenario: String,
     /// Output pcap file.
     #[arg(long, short)]
@@ -20,7 +21,8 @@ pub struct GenTrafficArgs {
     /// the net_pcap source itself the bottleneck.
     #[arg(long, default_value_t = 4096)]
     pub count: usize,
-    /// Frame size on the wire in bytes, FCS included (64..=1518).
+    /// Frame size on the wire in bytes, FCS included (64..=1518). IPv6 frames are at
+    /// least 66 bytes (Ethernet, IPv6 and UDP headers and the FCS).
     #[arg(long, default_value_t = 64)]
     pub size: usize,
     /// Random seed (the same seed gives the same pcap).
@@ -29,6 +31,9 @@ pub struct GenTrafficArgs {
     /// Prefix list for ipv4-full (one CIDR per line, plain or .gz).
     #[arg(long, default_value = "../shared/data/ipv4-fullview-2023.txt.gz")]
     pub prefixes: PathBuf,
+    /// Prefix list for ipv6-full (one IPv6 CIDR per line, plain or .gz).
+    #[arg(long, default_value = "../shared/data/ipv6-fullview-2023.txt.gz")]
+    pub prefixes6: PathBuf,
 }
 
 pub fn run(a: GenTrafficArgs) -> Result<i32> {
@@ -50,18 +55,33 @@ pub fn run(a: GenTrafficArgs) -> Result<i32> {
     } else {
         None
     };
+    let prefixes6 = if scenario == Scenario::Ipv6Full {
+        let raw = std::fs::read(&a.prefixes6).with_context(|| {
+            format!(
+                "ipv6-full needs --prefixes6: read {}",
+                a.prefixes6.display()
+            )
+        })?;
+        Some(
+            net::fib::prefix_list6::parse_prefix_list6(&raw)
+                .with_context(|| format!("parse {}", a.prefixes6.display()))?,
+        )
+    } else {
+        None
+    };
     let opts = GenOptions {
         count: a.count,
         size: a.size,
         seed: a.seed,
         prefixes,
+        prefixes6,
     };
     let frames = scenario.frames(&opts);
     traffic::write_pcap(&a.out, &frames).with_context(|| format!("write {}", a.out.display()))?;
     println!(
         "wrote {} frames of {} bytes to {}",
         frames.len(),
-        a.size,
+        frames.first().map_or(a.size, |f| f.len() + 4),
         a.out.display()
     );
     if let Some(r) = &a.routes {

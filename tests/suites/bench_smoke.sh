@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Proves the bench harness works: the helpers' unit tests, then one quick run of every
-# tool on ipv4-small (router, testpmd io, l3fwd, the source alone), then checks that the
-# JSON has every figure, each a positive number, and the host info; then the same with
-# two workers. Never asserts a speed: this box's figures are not a property of the code.
-# Takes ~60 s once l3fwd is built (a first build adds ~20-60 s); then the punt mixes.
+# tool on ipv4-small and ipv6-small (router, testpmd io, l3fwd with IPv4 or IPv6 rules,
+# the source alone), then checks that the JSON has every figure, each a positive number,
+# and the host info; then ipv4-small with two workers. Never asserts a speed: this box's figures are not a property of the code.
+# Takes ~85 s once l3fwd is built (a first build adds ~20-60 s); then the punt mixes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -12,13 +12,14 @@ python3 -m unittest discover -s scripts/bench -p 'test_*.py'
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-args=(--quick --scenario ipv4-small --json "$out/bench.json" --workdir "$out/run"
+args=(--quick --scenario ipv4-small --scenario ipv6-small --json "$out/bench.json" --workdir "$out/run"
   --startup-timeout 60 --l3fwd-startup-timeout 60)
 # scripts/test.sh builds the release binary before the suites; build it if run alone.
 [ -x target/release/mplsrouter ] && args+=(--no-build)
 
 start=$(date +%s)
-# A hang guard, not a speed limit: a quick run takes ~25 s plus the first l3fwd build.
+# A hang guard, not a speed limit: a quick run takes ~25 s a scenario plus the first
+# l3fwd build.
 timeout 300 scripts/bench.sh "${args[@]}"
 echo "bench_smoke: harness took $(( $(date +%s) - start ))s"
 
@@ -35,22 +36,30 @@ for k in ("cpu_model", "cpus_online", "dpdk_version", "hugepages", "git_rev"):
     check(k in host, "host.%s missing" % k)
 check(bool(host.get("dpdk_version")), "host.dpdk_version empty")
 scen = {s["name"]: s for s in doc.get("scenarios", [])}
-check(list(scen) == ["ipv4-small"], "scenarios: %s" % list(scen))
-s = scen.get("ipv4-small", {})
-check(s.get("runs") == 1, "runs: %r" % s.get("runs"))
-for fig in ("router_mpps", "testpmd_io_mpps", "l3fwd_mpps", "source_rx_mpps",
-            "router_cycles_per_packet", "router_forwarding_cycles_per_packet"):
-    for key in (fig, fig + "_min", fig + "_max"):
-        v = s.get(key)
-        check(isinstance(v, (int, float)) and v > 0, "%s = %r, want a positive number" % (key, v))
-    check(s.get(fig + "_min", 0) <= s.get(fig, 0) <= s.get(fig + "_max", 0),
-          "%s outside its min-max" % fig)
+check(list(scen) == ["ipv4-small", "ipv6-small"], "scenarios: %s" % list(scen))
+for name, s in scen.items():
+    check(s.get("runs") == 1, "%s runs: %r" % (name, s.get("runs")))
+    for fig in ("router_mpps", "testpmd_io_mpps", "l3fwd_mpps", "source_rx_mpps",
+                "router_cycles_per_packet", "router_forwarding_cycles_per_packet"):
+        for key in (fig, fig + "_min", fig + "_max"):
+            v = s.get(key)
+            check(isinstance(v, (int, float)) and v > 0,
+                  "%s.%s = %r, want a positive number" % (name, key, v))
+        check(s.get(fig + "_min", 0) <= s.get(fig, 0) <= s.get(fig + "_max", 0),
+              "%s.%s outside its min-max" % (name, fig))
 for f in failures:
     print("bench_smoke: FAIL: %s" % f)
 if failures:
     sys.exit(1)
 print("bench_smoke: every figure present and positive")
 PY
+# l3fwd ran ipv6-small on its 17 IPv6 routes (not its demo table), and the router's
+# counters saw IPv6 forwarded, not dropped as an unknown ethertype.
+[ "$(grep -c '^R2001:db8:' "$out/run/ipv6-small.rules6")" = 17 ] \
+  || { echo "bench_smoke: FAIL: ipv6-small.rules6 does not hold the scenario's 17 routes"; exit 1; }
+if grep -q 'unsupported_ethertype=' "$out/run/logs/ipv6-small-router-r1.log"; then
+  echo "bench_smoke: FAIL: the router dropped ipv6-small frames as unsupported_ethertype"; exit 1
+fi
 
 # --workers 2: the multi-worker setup (two source queues, two router workers each on its
 # own queue, testpmd and l3fwd on two lcores). On a machine with fewer than 3 CPUs the

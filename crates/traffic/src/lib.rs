@@ -6,10 +6,14 @@
 #![forbid(unsafe_code)]
 
 mod frame;
+mod frame6;
 mod scenario;
+mod scenario6;
 
 pub use frame::{internet_checksum, FrameSpec};
+pub use frame6::Frame6Spec;
 pub use scenario::{GenOptions, Rng, Scenario, Topology, SCENARIOS};
+pub use scenario6::Topology6;
 
 use std::io;
 use std::path::Path;
