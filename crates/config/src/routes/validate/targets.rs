@@ -234,12 +234,16 @@ impl Validator<'_> {
 
     // ---- labels -------------------------------------------------------------------
 
-    /// Checks an out-label stack; `[3]` (implicit null) becomes the empty stack.
+    /// Checks an out-label stack; `[3]` (implicit null) becomes the empty stack. The
+    /// explicit nulls (0 for IPv4, 2 for IPv6; anywhere in the stack, RFC 4182) are
+    /// refused only at the bottom of a route of the other family: the egress would pop
+    /// it and expect the wrong payload. Label entries (`family` None) may swap to either.
     pub(super) fn check_stack(
         &self,
         stack: &[Spanned<u32>],
         mark: Mark,
         path: &str,
+        family: Option<Family>,
     ) -> Option<Vec<u32>> {
         let mut ok = true;
         for (i, l) in stack.iter().enumerate() {
@@ -270,13 +274,27 @@ impl Validator<'_> {
                     ),
                 );
                 ok = false;
-            } else if v != 0 && v != IMPLICIT_NULL && v < MIN_UNRESERVED_LABEL {
+            } else if let Some((null, f)) = (i + 1 == stack.len())
+                .then(|| wrong_null(v, family))
+                .flatten()
+            {
+                self.err(
+                    l.mark,
+                    p(),
+                    format!("label {v} at the bottom of an {f} route's stack is the wrong explicit null"),
+                    Some(format!(
+                        "the egress pops it and expects {}: use {null} (the {f} explicit null)",
+                        if v == 0 { "IPv4" } else { "IPv6" }
+                    )),
+                );
+                ok = false;
+            } else if !is_explicit_null(v) && v != IMPLICIT_NULL && v < MIN_UNRESERVED_LABEL {
                 self.err(
                     l.mark,
                     p(),
                     format!("label {v} is reserved (RFC 3032/7274) and cannot be pushed"),
                     Some(
-                        "use 0 (explicit null), 3 (implicit null) or a label from 16 up"
+                        "use 0 or 2 (IPv4/IPv6 explicit null), 3 (implicit null) or a label from 16 up"
                             .to_string(),
                     ),
                 );
@@ -342,7 +360,7 @@ impl Validator<'_> {
             ),
         };
         let labels = match &nh.push {
-            Some((stack, m)) => self.check_stack(stack, *m, &nh.field("push")),
+            Some((stack, m)) => self.check_stack(stack, *m, &nh.field("push"), family),
             None => Some(Vec::new()),
         };
         if family == Some(Family::Ipv6)
@@ -497,5 +515,20 @@ impl Validator<'_> {
             target: target?,
             ttl: ttl?,
         })
+    }
+}
+
+/// IPv4 explicit null (0) or IPv6 explicit null (2).
+fn is_explicit_null(label: u32) -> bool {
+    label == 0 || label == 2
+}
+
+/// For an explicit null at the bottom of a route's stack whose payload is the other
+/// family: the right null and the route's family name.
+fn wrong_null(label: u32, family: Option<Family>) -> Option<(u32, &'static str)> {
+    match (label, family?) {
+        (2, Family::Ipv4) => Some((0, "IPv4")),
+        (0, Family::Ipv6) => Some((2, "IPv6")),
+        _ => None,
     }
 }
