@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn workers_share_the_configured_rate_and_burst() {
-        let mut r = [Rate { pps: 0, burst: 1 }; 6];
+        let mut r = [Rate { pps: 0, burst: 1 }; Budget::ALL.len()];
         r[Budget::Glean as usize] = Rate {
             pps: 1000,
             burst: 10,
