@@ -16,8 +16,35 @@ mod common;
 
 use std::process::{Command, Output};
 
-use common::nsrouter::{NsRouter, Port};
-use common::{is_root, sh, Netns, TempDir};
+use common::{is_root, sh, Launch, Netns, Router, TempDir};
+
+/// One router port: config name, veth in the router's namespace, the contents of its
+/// `addresses: [...]` list (`10.1.0.1/24, "2001:db8:1::1/64"`), and more keys
+/// (`, mtu: 1280`), empty for none.
+struct Port<'a>(&'a str, &'a str, &'a str, &'a str);
+
+/// Writes `<name>.yaml` and `<name>-routes.yaml` into `dir` (ports on `net_af_packet`
+/// over the veths), starts the router in `ns` (at most 120 s) and waits for its first
+/// table generation.
+fn start_router(ns: &str, dir: &TempDir, name: &str, ports: &[Port], routes: &str) -> Router {
+    let routes_path = dir.path(&format!("{name}-routes.yaml"));
+    std::fs::write(&routes_path, routes).unwrap();
+    let mut cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {ns}-{name}}}\nports:\n"
+    );
+    for (i, Port(pname, iface, addrs, extra)) in ports.iter().enumerate() {
+        cfg += &format!(
+            "  - {{name: {pname}, vdev: \"net_af_packet_{name}{i},iface={iface}\", addresses: [{addrs}]{extra}}}\n"
+        );
+    }
+    cfg += &format!(
+        "routes: {}\nmetrics_listen: 127.0.0.1:0\nidle: {{backoff: {{}}}}\n",
+        routes_path.display()
+    );
+    let cfg_path = dir.path(&format!("{name}.yaml"));
+    std::fs::write(&cfg_path, cfg).unwrap();
+    Router::start(&Launch::new(&cfg_path, 120.0).netns(ns))
+}
 
 /// `addr` (nodad) on `ns`'s eth0 and a default route via `gw`.
 fn host6(ns: &str, addr: &str, gw: &str) {
@@ -98,21 +125,18 @@ fn neigh6(ns: &str, dst: &str) -> Option<serde_json::Value> {
 
 /// Stops every router and returns their outputs, after the non-zero drop, slow-path,
 /// NDP and ICMP counters of their live metrics: the context of a failed assertion.
-fn logs(routers: &mut [NsRouter]) -> String {
+fn logs(routers: &mut [Router]) -> String {
     const WORDS: &[&str] = &["drop", "slow", "punt", "ndp", "icmp", "neigh"];
     routers
         .iter_mut()
         .enumerate()
-        .map(|(i, r)| {
-            let m = r.metrics_nonzero(WORDS);
-            format!("--- router {} ---\n{m}\n{}", i + 1, r.stop())
-        })
+        .map(|(i, r)| format!("--- router {} ---\n{}", i + 1, r.report(WORDS)))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// Stops every router and checks each returned all its mbufs.
-fn stop_clean(routers: &mut [NsRouter]) {
+fn stop_clean(routers: &mut [Router]) {
     for r in routers {
         let log = r.stop();
         assert!(log.contains("mbufs not returned to the pool: 0"), "{log}");
@@ -122,7 +146,7 @@ fn stop_clean(routers: &mut [NsRouter]) {
 /// h1 (2001:db8:1::2) - R - h2 (2001:db8:2::2). Fields drop in order: the router stops
 /// before its namespaces go.
 struct OneRouter {
-    r: Vec<NsRouter>,
+    r: Vec<Router>,
     _ns: Netns,
     _dir: TempDir,
     h1: String,
@@ -141,7 +165,7 @@ fn one_router_with(tag: &str, h2_mtu: Option<u16>, routes: &str) -> OneRouter {
     host6(&h1, "2001:db8:1::2/64", "2001:db8:1::1");
     host6(&h2, "2001:db8:2::2/64", "2001:db8:2::1");
     let mtu = h2_mtu.map(|m| format!(", mtu: {m}")).unwrap_or_default();
-    let router = NsRouter::start(
+    let router = start_router(
         &r,
         &dir,
         "r",
@@ -487,7 +511,7 @@ fn lsp6_mtu(tag: &str, e: Egress, core_mtu: Option<u16>) -> OneRouter {
     host6(&h2, "2001:db8:2::2/64", "2001:db8:2::1");
     let [t1, t2, t3] = routes_6pe(e);
     let routers = vec![
-        NsRouter::start(
+        start_router(
             &r1,
             &dir,
             "r1",
@@ -497,7 +521,7 @@ fn lsp6_mtu(tag: &str, e: Egress, core_mtu: Option<u16>) -> OneRouter {
             ],
             &t1,
         ),
-        NsRouter::start(
+        start_router(
             &r2,
             &dir,
             "r2",
@@ -507,7 +531,7 @@ fn lsp6_mtu(tag: &str, e: Egress, core_mtu: Option<u16>) -> OneRouter {
             ],
             &t2,
         ),
-        NsRouter::start(
+        start_router(
             &r3,
             &dir,
             "r3",

@@ -2,7 +2,9 @@
 //! the router's global and link-local addresses answered (and their senders learned),
 //! next hops resolved by solicitations to the solicited-node group (retried, then given
 //! up with the held packet counted), router solicitations counted and dropped, an echo
-//! reply, time exceeded and no-route errors back to the source, and a labelled packet's
+//! reply (to a link-local address too: straight back out of the port, from its
+//! link-local address, to the sender's MAC, which is in no table), time exceeded and
+//! no-route errors back to the source, and a labelled packet's
 //! time exceeded with the RFC 4950 label stack sent on along the LSP. The output pcaps
 //! are decoded by tshark (an independent dissector).
 #![forbid(unsafe_code)]
@@ -152,6 +154,8 @@ fn ndp_echo_and_icmpv6_errors() {
         ns("2001:db8::7", "2001:db8::2"),
         icmp([0x33, 0x33, 0, 0, 0, 2], "fe80::7", "ff02::2", 255, rs),
         icmp(ROUTER, "2001:db8::7", "2001:db8::1", 64, echo),
+        // From a link-local address the router has not learned.
+        icmp(ROUTER, "fe80::8", "fe80::ff:fe00:1", 64, echo),
         // Hop limit 1 through the router, no route, and a labelled packet expiring.
         udp("2001:db8::7", "2001:db8:1::5", 1, &[]),
         udp("2001:db8::7", "2001:db8:99::1", 64, &[]),
@@ -224,13 +228,22 @@ fn ndp_echo_and_icmpv6_errors() {
         assert_eq!(d.get("icmpv6.checksum.status"), "1");
     }
     let reply = of("129");
-    assert_eq!(reply.len(), 1, "{back:?}");
-    assert_eq!(reply[0].get("ipv6.src"), "2001:db8::1");
+    assert_eq!(reply.len(), 2, "{back:?}");
+    let to = |dst: &str| *reply.iter().find(|d| d.get("ipv6.dst") == dst).unwrap();
+    assert_eq!(to("2001:db8::7").get("ipv6.src"), "2001:db8::1");
     assert_eq!(
-        reply[0].get("eth.dst"),
+        to("2001:db8::7").get("eth.dst"),
         "02:00:00:00:00:07",
         "the learned MAC"
     );
+    let ll = to("fe80::8");
+    assert_eq!(
+        ll.get("ipv6.src"),
+        "fe80::ff:fe00:1",
+        "the port's link-local"
+    );
+    assert_eq!(ll.get("eth.dst"), "02:00:00:00:00:07", "the request's MAC");
+    assert_eq!(ll.get("icmpv6.checksum.status"), "1");
     let errors: Vec<(&str, &str)> = of("3")
         .into_iter()
         .chain(of("1"))

@@ -2,7 +2,6 @@
 //! prefix, bounded run time, no process left behind.
 #![allow(dead_code)]
 
-pub mod nsrouter;
 pub mod oracles;
 pub mod router;
 #[allow(unused_imports)]

@@ -95,6 +95,8 @@ impl Launch {
 pub struct Router {
     child: Option<Child>,
     pid: u32,
+    /// The namespace it runs in, if any (its metrics are reached from there).
+    netns: Option<String>,
     /// Its stdout; stderr is `err`.
     pub log: PathBuf,
     pub err: PathBuf,
@@ -123,6 +125,7 @@ impl Router {
         Router {
             pid: child.id(),
             child: Some(child),
+            netns: l.netns.clone(),
             log: l.log.clone(),
             err,
         }
@@ -190,6 +193,47 @@ impl Router {
         let url = self.metrics_url();
         let a = url.strip_prefix("http://").unwrap_or(&url);
         a.trim_end_matches("/metrics").to_string()
+    }
+
+    /// The non-zero samples of the live `/metrics` whose line contains one of `words`
+    /// (`drop`, `slow`, `ndp`, ...): where packets went, for a failure message. A note
+    /// instead when the router is not running or does not answer within 2 s.
+    pub fn metrics_nonzero(&mut self, words: &[&str]) -> String {
+        let out = self.output();
+        let url = out.lines().find_map(|l| l.strip_prefix("metrics: "));
+        let Some(url) = url.filter(|_| self.running()) else {
+            return "(metrics: the router is not running)".into();
+        };
+        let mut c = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "curl"]);
+                c
+            }
+            None => Command::new("curl"),
+        };
+        let text = match c.args(["-sf", "--max-time", "2", url.trim()]).output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+            Ok(o) => return format!("(metrics: curl {}: {})", o.status, o.stderr.escape_ascii()),
+            Err(e) => return format!("(metrics: curl: {e})"),
+        };
+        text.lines()
+            .filter(|l| !l.starts_with('#') && words.iter().any(|w| l.contains(w)))
+            .filter(|l| l.rsplit(' ').next().is_some_and(|v| v != "0"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// For a failure message: the non-zero metrics matching `words` (see
+    /// [`Router::metrics_nonzero`]) while it runs, then its output once stopped (stop
+    /// summary included: ports, drops by reason, slow-path counts). Stops it if it is
+    /// still running without judging the exit status; idempotent.
+    pub fn report(&mut self, words: &[&str]) -> String {
+        let m = self.metrics_nonzero(words);
+        if let Some(mut c) = self.child.take() {
+            terminate(&mut c, STOP_LIMIT);
+        }
+        format!("{m}\n{}", self.output())
     }
 
     /// The control socket's path as the router printed it.

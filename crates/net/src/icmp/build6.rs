@@ -6,10 +6,15 @@
 //!
 //! An error quotes as much of the offending packet as fits in the IPv6 minimum MTU
 //! (§2.4 (c)); its source is the ingress port's global address, else its link-local one.
+//! A reply to a link-local address cannot be routed (the address alone does not say
+//! which port), so it is written complete, from the ingress port's link-local address
+//! and MAC to the requester's MAC, and sent straight back out of that port
+//! ([`SendVia::Direct`]).
 
 use super::build::{error_via, split_l2, usable, write_l2};
 use super::{IcmpConfig, IcmpError, Reply, SendVia};
 use crate::fib::Fib;
+use crate::pipeline::LocalAddrs;
 use crate::wire::ethernet::{ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
 use crate::wire::icmp_ext::extension_len;
 use crate::wire::icmpv6::{
@@ -83,11 +88,50 @@ fn check_may_send_error(r: &Received) -> Result<(), IcmpError> {
 
 /// The source of an error sent about a packet received on `in_port`: the port's global
 /// address (`Fib::port_address6` gives it first), else its link-local one (configured,
-/// or EUI-64 from its MAC: `LocalAddrs::link_local`).
-pub fn source6(fib: &Fib, in_port: u16) -> Result<[u8; 16], IcmpError> {
+/// or EUI-64 from its MAC: `LocalAddrs::link_local`). `local` is the router's addresses
+/// as the pipeline sees them (the table's, `Fib::local`, else the pipeline's own).
+pub fn source6(fib: &Fib, local: &LocalAddrs, in_port: u16) -> Result<[u8; 16], IcmpError> {
     fib.port_address6(in_port)
-        .or_else(|| fib.local()?.link_local(in_port))
+        .or_else(|| local.link_local(in_port))
         .ok_or(IcmpError::NoSourceAddress(in_port))
+}
+
+/// The addresses of a reply sent straight back out of the ingress port.
+struct Direct {
+    src: [u8; 16],
+    eth_src: [u8; 6],
+    eth_dst: [u8; 6],
+}
+
+/// How a reply to `dst` about `r` (received as `received` on `in_port`) is addressed
+/// when `dst` is link-local and `r` was not labelled: from the port's link-local address
+/// and MAC to the MAC the request came from. `None` when the reply is routed.
+fn direct(
+    local: &LocalAddrs,
+    in_port: u16,
+    received: &[u8],
+    r: &Received,
+    dst: &[u8; 16],
+) -> Result<Option<Direct>, IcmpError> {
+    if !ipv6::is_link_local(dst) || r.stack.is_some() {
+        return Ok(None);
+    }
+    let (Some(src), Some(eth_src)) = (local.link_local(in_port), local.port_mac(in_port)) else {
+        return Err(IcmpError::NoSourceAddress(in_port));
+    };
+    let mut eth_dst = [0u8; 6];
+    eth_dst.copy_from_slice(&received[6..12]); // `locate` checked the Ethernet header
+    Ok(Some(Direct {
+        src,
+        eth_src,
+        eth_dst,
+    }))
+}
+
+/// Fills in the Ethernet addresses of a frame sent [`SendVia::Direct`].
+fn address_direct(d: &Direct, out: &mut [u8]) {
+    out[..6].copy_from_slice(&d.eth_dst);
+    out[6..12].copy_from_slice(&d.eth_src);
 }
 
 /// Writes placeholder Ethernet, optional label stack (TTL 255), IPv6 and ICMPv6.
@@ -137,6 +181,7 @@ fn quote_len(datagram: usize, stack: Option<&[u8]>) -> usize {
 fn error_reply(
     cfg: &IcmpConfig,
     fib: &Fib,
+    local: &LocalAddrs,
     in_port: u16,
     received: &[u8],
     out: &mut [u8],
@@ -144,8 +189,12 @@ fn error_reply(
 ) -> Result<Reply, IcmpError> {
     let r = locate(received, cfg.max_label_depth)?;
     check_may_send_error(&r)?;
-    let src = source6(fib, in_port)?;
     let dst = r.ip.src_addr();
+    let direct = direct(local, in_port, received, &r, &dst)?;
+    let src = match &direct {
+        Some(d) => d.src,
+        None => source6(fib, local, in_port)?,
+    };
     let datagram = r.ip.into_inner();
     // RFC 4950 object: the stack as received (as deep as the minimum MTU allows).
     let stack_obj = r.stack.map(|s| {
@@ -153,12 +202,18 @@ fn error_reply(
         &b[..b.len().min(ENTRY_LEN * 64)]
     });
     let quote = &datagram[..quote_len(datagram.len(), stack_obj)];
-    let via = error_via(r.stack.is_some(), cfg.mpls_reply, || {
-        usable(fib, fib.lookup_ipv6(u128::from_be_bytes(dst)))
-    });
+    let via = match direct {
+        Some(_) => SendVia::Direct,
+        None => error_via(r.stack.is_some(), cfg.mpls_reply, || {
+            usable(fib, fib.lookup_ipv6(u128::from_be_bytes(dst)))
+        }),
+    };
     let icmp = make(quote, stack_obj);
     let stack = (via == SendVia::LabelSwitch).then_some(r.stack).flatten();
     let len = write_frame(cfg, stack.as_ref(), src, dst, &icmp, out)?;
+    if let Some(d) = &direct {
+        address_direct(d, out);
+    }
     Ok(Reply { len, via })
 }
 
@@ -168,11 +223,12 @@ fn error_reply(
 pub fn time_exceeded6(
     cfg: &IcmpConfig,
     fib: &Fib,
+    local: &LocalAddrs,
     in_port: u16,
     received: &[u8],
     out: &mut [u8],
 ) -> Result<Reply, IcmpError> {
-    error_reply(cfg, fib, in_port, received, out, |original, mpls| {
+    error_reply(cfg, fib, local, in_port, received, out, |original, mpls| {
         Icmpv6Repr::TimeExceeded {
             code: CODE_HOP_LIMIT_EXCEEDED,
             original,
@@ -185,12 +241,13 @@ pub fn time_exceeded6(
 pub fn packet_too_big(
     cfg: &IcmpConfig,
     fib: &Fib,
+    local: &LocalAddrs,
     in_port: u16,
     received: &[u8],
     mtu: u16,
     out: &mut [u8],
 ) -> Result<Reply, IcmpError> {
-    error_reply(cfg, fib, in_port, received, out, |original, _| {
+    error_reply(cfg, fib, local, in_port, received, out, |original, _| {
         Icmpv6Repr::PacketTooBig {
             mtu: mtu.into(),
             original,
@@ -202,11 +259,12 @@ pub fn packet_too_big(
 pub fn no_route6(
     cfg: &IcmpConfig,
     fib: &Fib,
+    local: &LocalAddrs,
     in_port: u16,
     received: &[u8],
     out: &mut [u8],
 ) -> Result<Reply, IcmpError> {
-    error_reply(cfg, fib, in_port, received, out, |original, mpls| {
+    error_reply(cfg, fib, local, in_port, received, out, |original, mpls| {
         Icmpv6Repr::DstUnreachable {
             code: CODE_NO_ROUTE,
             original,
@@ -216,9 +274,17 @@ pub fn no_route6(
 }
 
 /// Echo reply to an echo request for one of the router's unicast addresses (punted as
-/// `LocalDelivery`, possibly below labels). The reply's source is the address that was
-/// pinged; it is routed, never label-switched back.
-pub fn echo_reply6(cfg: &IcmpConfig, received: &[u8], out: &mut [u8]) -> Result<Reply, IcmpError> {
+/// `LocalDelivery` on `in_port`, possibly below labels). The reply's source is the
+/// address that was pinged; it is routed, never label-switched back, except that a reply
+/// to a link-local address goes straight back out of `in_port`, from the port's
+/// link-local address.
+pub fn echo_reply6(
+    cfg: &IcmpConfig,
+    local: &LocalAddrs,
+    in_port: u16,
+    received: &[u8],
+    out: &mut [u8],
+) -> Result<Reply, IcmpError> {
     let r = locate(received, cfg.max_label_depth)?;
     let (src, dst) = (r.ip.src_addr(), r.ip.dst_addr());
     if ipv6::is_multicast(&dst) || ipv6::is_unspecified(&src) || ipv6::is_multicast(&src) {
@@ -233,10 +299,16 @@ pub fn echo_reply6(cfg: &IcmpConfig, received: &[u8], out: &mut [u8]) -> Result<
         seq: icmp.echo_seq(),
         data: icmp.data(),
     };
-    let len = write_frame(cfg, None, dst, src, &reply, out)?;
+    let Some(d) = direct(local, in_port, received, &r, &src)? else {
+        let len = write_frame(cfg, None, dst, src, &reply, out)?;
+        let via = SendVia::Route;
+        return Ok(Reply { len, via });
+    };
+    let len = write_frame(cfg, None, d.src, src, &reply, out)?;
+    address_direct(&d, out);
     Ok(Reply {
         len,
-        via: SendVia::Route,
+        via: SendVia::Direct,
     })
 }
 

@@ -17,6 +17,11 @@ fn o(s: &str) -> [u8; 16] {
     s.parse::<Ipv6Addr>().unwrap().octets()
 }
 
+/// The addresses `fib` carries (every table built here carries them).
+fn ll(fib: &Fib) -> &LocalAddrs {
+    fib.local().expect("a table with the router's addresses")
+}
+
 fn fib(with_global: bool) -> Fib {
     let mut b = FibBuilder::new();
     if with_global {
@@ -105,7 +110,7 @@ fn build(f: impl FnOnce(&mut [u8]) -> Result<Reply, IcmpError>) -> Result<Out, I
 fn time_exceeded_quotes_the_packet_from_the_port_address() {
     let (cfg, fib) = (IcmpConfig::default(), fib(true));
     let rx = udp6("2001:db8:1::7", "2001:db8:2::9", 1, 100);
-    let r = build(|out| time_exceeded6(&cfg, &fib, 0, &rx, out)).unwrap();
+    let r = build(|out| time_exceeded6(&cfg, &fib, ll(&fib), 0, &rx, out)).unwrap();
     assert_eq!(r.reply.via, SendVia::Route);
     assert_eq!(&r.frame[12..14], &[0x86, 0xdd]);
     let ip = r.ip(0);
@@ -130,7 +135,7 @@ fn labelled_time_exceeded_carries_the_stack_and_goes_along_the_lsp() {
         &udp6("2001:db8:1::7", "2001:db8:2::9", 9, 40),
         &[(1000, 1), (2001, 1)],
     );
-    let r = build(|out| time_exceeded6(&cfg, &fib, 0, &rx, out)).unwrap();
+    let r = build(|out| time_exceeded6(&cfg, &fib, ll(&fib), 0, &rx, out)).unwrap();
     assert_eq!(r.reply.via, SendVia::LabelSwitch);
     assert_eq!(&r.frame[12..14], &[0x88, 0x47]);
     let lse = |i: usize| u32::from_be_bytes(r.frame[14 + 4 * i..18 + 4 * i].try_into().unwrap());
@@ -161,7 +166,7 @@ fn labelled_time_exceeded_carries_the_stack_and_goes_along_the_lsp() {
         mpls_reply: MplsReply::Direct,
         ..cfg
     };
-    let r = build(|out| time_exceeded6(&direct, &fib, 0, &rx, out)).unwrap();
+    let r = build(|out| time_exceeded6(&direct, &fib, ll(&fib), 0, &rx, out)).unwrap();
     assert_eq!(r.reply.via, SendVia::LabelSwitch);
 }
 
@@ -169,7 +174,7 @@ fn labelled_time_exceeded_carries_the_stack_and_goes_along_the_lsp() {
 fn errors_fit_the_minimum_mtu() {
     let (cfg, fib) = (IcmpConfig::default(), fib(true));
     let rx = udp6("2001:db8:1::7", "2001:db8:2::9", 64, 1400);
-    let r = build(|out| packet_too_big(&cfg, &fib, 0, &rx, 1400, out)).unwrap();
+    let r = build(|out| packet_too_big(&cfg, &fib, ll(&fib), 0, &rx, 1400, out)).unwrap();
     let ip = r.ip(0);
     assert_eq!(ip.len(), 1280, "as much as fits in 1280 bytes");
     assert_eq!((ip[40], ip[41]), (2, 0));
@@ -177,7 +182,7 @@ fn errors_fit_the_minimum_mtu() {
     assert_eq!(&ip[48..], &rx[14..14 + 1232]);
     assert!(checksum_ok(ip));
     let rx = labelled(&rx, &[(16, 64)]);
-    let r = build(|out| time_exceeded6(&cfg, &fib, 0, &rx, out)).unwrap();
+    let r = build(|out| time_exceeded6(&cfg, &fib, ll(&fib), 0, &rx, out)).unwrap();
     let ip = r.ip(1);
     assert_eq!(
         ip.len(),
@@ -192,7 +197,7 @@ fn errors_fit_the_minimum_mtu() {
 fn no_route_is_destination_unreachable_code_0() {
     let (cfg, fib) = (IcmpConfig::default(), fib(true));
     let rx = udp6("2001:db8:1::7", "2001:db8:2::9", 64, 10);
-    let r = build(|out| no_route6(&cfg, &fib, 0, &rx, out)).unwrap();
+    let r = build(|out| no_route6(&cfg, &fib, ll(&fib), 0, &rx, out)).unwrap();
     let ip = r.ip(0);
     assert_eq!((ip[40], ip[41]), (1, 0));
     assert!(checksum_ok(ip));
@@ -202,7 +207,7 @@ fn no_route_is_destination_unreachable_code_0() {
 fn no_error_about_errors_multicast_or_anonymous_sources() {
     use etherparse::Icmpv6Type::*;
     let (cfg, fib) = (IcmpConfig::default(), fib(true));
-    let te = |f: &[u8]| build(|out| time_exceeded6(&cfg, &fib, 0, f, out)).map(|_| ());
+    let te = |f: &[u8]| build(|out| time_exceeded6(&cfg, &fib, ll(&fib), 0, f, out)).map(|_| ());
     let unreachable = DestinationUnreachable(etherparse::icmpv6::DestUnreachableCode::NoRoute);
     let suppressed = |f: &[u8]| matches!(te(f), Err(IcmpError::Suppressed(_)));
     assert!(suppressed(&icmp6(
@@ -246,7 +251,7 @@ fn rx_ipv4() -> Vec<u8> {
 fn source_falls_back_to_the_link_local_address() {
     let cfg = IcmpConfig::default();
     let rx = udp6("2001:db8:1::7", "2001:db8:2::9", 1, 10);
-    let r = build(|out| time_exceeded6(&cfg, &fib(false), 0, &rx, out)).unwrap();
+    let r = build(|out| time_exceeded6(&cfg, &fib(false), ll(&fib(false)), 0, &rx, out)).unwrap();
     assert_eq!(
         &r.ip(0)[8..24],
         &o("fe80::ff:fe00:1"),
@@ -254,7 +259,8 @@ fn source_falls_back_to_the_link_local_address() {
     );
     let bare = FibBuilder::new().build(1);
     assert_eq!(
-        build(|out| time_exceeded6(&cfg, &bare, 0, &rx, out)).map(|_| ()),
+        build(|out| time_exceeded6(&cfg, &bare, &LocalAddrs::new(&[], []), 0, &rx, out))
+            .map(|_| ()),
         Err(IcmpError::NoSourceAddress(0))
     );
 }
@@ -264,7 +270,7 @@ fn echo_reply_swaps_addresses_and_keeps_the_data() {
     let cfg = IcmpConfig::default();
     let echo = etherparse::Icmpv6Type::EchoRequest(etherparse::IcmpEchoHeader { id: 77, seq: 5 });
     let rx = icmp6("2001:db8:1::7", "2001:db8:ff::1", echo, b"ping data");
-    let r = build(|out| echo_reply6(&cfg, &rx, out)).unwrap();
+    let r = build(|out| echo_reply6(&cfg, ll(&fib(true)), 0, &rx, out)).unwrap();
     assert_eq!(r.reply.via, SendVia::Route);
     let ip = r.ip(0);
     assert_eq!(&ip[8..24], &o("2001:db8:ff::1"));
@@ -276,13 +282,61 @@ fn echo_reply_swaps_addresses_and_keeps_the_data() {
     let mut bad = rx.clone();
     *bad.last_mut().unwrap() ^= 1;
     assert_eq!(
-        build(|out| echo_reply6(&cfg, &bad, out)).map(|_| ()),
+        build(|out| echo_reply6(&cfg, ll(&fib(true)), 0, &bad, out)).map(|_| ()),
         Err(IcmpError::NotEchoRequest)
     );
     let udp = udp6("2001:db8:1::7", "2001:db8:ff::1", 64, 10);
     assert_eq!(
-        build(|out| echo_reply6(&cfg, &udp, out)).map(|_| ()),
+        build(|out| echo_reply6(&cfg, ll(&fib(true)), 0, &udp, out)).map(|_| ()),
         Err(IcmpError::NotEchoRequest)
+    );
+}
+
+#[test]
+fn replies_to_a_link_local_address_go_straight_back_from_the_link_local_address() {
+    let (cfg, fib) = (IcmpConfig::default(), fib(true));
+    let router_ll = "fe80::ff:fe00:1"; // EUI-64 of ROUTER_MAC
+    let echo = etherparse::Icmpv6Type::EchoRequest(etherparse::IcmpEchoHeader { id: 9, seq: 1 });
+    let udp = udp6("fe80::99", "2001:db8:2::9", 1, 30);
+    for (what, rx) in [
+        (
+            "echo to the link-local address",
+            icmp6("fe80::99", router_ll, echo, b"ll"),
+        ),
+        (
+            "echo to the global address",
+            icmp6("fe80::99", "2001:db8:ff::1", echo, b"g"),
+        ),
+        ("time exceeded", udp.clone()),
+    ] {
+        let r = match what {
+            "time exceeded" => build(|out| time_exceeded6(&cfg, &fib, ll(&fib), 0, &rx, out)),
+            _ => build(|out| echo_reply6(&cfg, ll(&fib), 0, &rx, out)),
+        }
+        .unwrap();
+        assert_eq!(r.reply.via, SendVia::Direct, "{what}");
+        assert_eq!(&r.frame[..6], &PEER_MAC, "{what}: to the requester's MAC");
+        assert_eq!(&r.frame[6..12], &ROUTER_MAC, "{what}: from the port's MAC");
+        let ip = r.ip(0);
+        assert_eq!(
+            &ip[8..24],
+            &o(router_ll),
+            "{what}: from the link-local address"
+        );
+        assert_eq!(&ip[24..40], &o("fe80::99"), "{what}");
+        assert!(checksum_ok(ip), "{what}");
+    }
+    let ping_ll = icmp6("fe80::99", router_ll, echo, b"ll");
+    let labelled_ping = labelled(&ping_ll, &[(1000, 64)]);
+    let r = build(|out| echo_reply6(&cfg, ll(&fib), 0, &labelled_ping, out)).unwrap();
+    assert_eq!(
+        r.reply.via,
+        SendVia::Route,
+        "a labelled request is not answered on-link"
+    );
+    assert_eq!(
+        build(|out| echo_reply6(&cfg, &LocalAddrs::new(&[], []), 0, &ping_ll, out)).map(|_| ()),
+        Err(IcmpError::NoSourceAddress(0))
     );
 }
 
@@ -310,11 +364,11 @@ fn tshark_decodes_every_reply() {
     let ping = icmp6("2001:db8:1::7", "2001:db8:ff::1", echo, b"abc");
     let lab = labelled(&udp, &[(1000, 1), (2001, 1)]);
     let frames: Vec<Vec<u8>> = [
-        build(|o| time_exceeded6(&cfg, &fib, 0, &udp, o)),
-        build(|o| packet_too_big(&cfg, &fib, 0, &udp, 1280, o)),
-        build(|o| no_route6(&cfg, &fib, 0, &udp, o)),
-        build(|o| echo_reply6(&cfg, &ping, o)),
-        build(|o| time_exceeded6(&cfg, &fib, 0, &lab, o)),
+        build(|o| time_exceeded6(&cfg, &fib, ll(&fib), 0, &udp, o)),
+        build(|o| packet_too_big(&cfg, &fib, ll(&fib), 0, &udp, 1280, o)),
+        build(|o| no_route6(&cfg, &fib, ll(&fib), 0, &udp, o)),
+        build(|o| echo_reply6(&cfg, ll(&fib), 0, &ping, o)),
+        build(|o| time_exceeded6(&cfg, &fib, ll(&fib), 0, &lab, o)),
     ]
     .into_iter()
     .map(|r| r.unwrap().frame)

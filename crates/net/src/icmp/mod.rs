@@ -12,7 +12,8 @@
 //!
 //! Sending a [`Reply`]: `SendVia::Route` frames go through [`Pipeline::originate`],
 //! `SendVia::LabelSwitch` frames through [`Pipeline::process_burst`] with the original
-//! ingress port (addressed to that port's MAC); [`send`] does either.
+//! ingress port (addressed to that port's MAC); `SendVia::Direct` frames (ICMPv6 to a
+//! link-local address) are complete and go out of the ingress port as they are.
 
 mod build;
 mod build6;
@@ -96,6 +97,9 @@ pub enum SendVia {
     /// Placeholder Ethernet + received label stack (TTL 255) + IPv4 or IPv6:
     /// [`Pipeline::process_burst`] with the ingress port of the original packet.
     LabelSwitch,
+    /// Complete Ethernet (to the requester's MAC) + IPv6 to a link-local address: sent
+    /// as it is out of the port the request came in on (the pipeline cannot route it).
+    Direct,
 }
 
 /// A frame written by a builder.
@@ -116,6 +120,7 @@ pub fn send<P: PacketBuf>(
 ) -> Verdict {
     match via {
         SendVia::Route => pipeline.originate(fib, pkt),
+        SendVia::Direct => Verdict::Forward { port: in_port },
         SendVia::LabelSwitch => {
             // As if received on `in_port`: addressed to that port's MAC, which the input
             // check requires (the builders leave a zero placeholder).

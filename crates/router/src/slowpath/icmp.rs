@@ -5,7 +5,9 @@
 //! Order matters: the reply is built first (a packet that must not draw a message, or
 //! is not an echo request, costs no token), then the bucket is asked, then an mbuf is
 //! allocated. The punted packet is consumed when a reply was built and allowed, else
-//! dropped under the reason that stopped it.
+//! dropped under the reason that stopped it. A reply to a link-local address is sent
+//! straight back out of the port the request came in on (`SendVia::Direct`), like an
+//! NDP advertisement; everything else goes through the pipeline.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -13,7 +15,7 @@ use dpdk::Mbuf;
 use net::fib::Fib;
 use net::icmp::{self, IcmpConfig, IcmpError, Reply};
 use net::packet::PacketBuf;
-use net::pipeline::{Verdict, ORIGINATED};
+use net::pipeline::{LocalAddrs, Verdict, ORIGINATED};
 
 use super::State;
 use crate::metrics::{IcmpKind, SlowDrop};
@@ -29,7 +31,9 @@ fn error_reason(e: IcmpError) -> SlowDrop {
     }
 }
 
-type Build<'a> = &'a dyn Fn(&IcmpConfig, &Fib, &[u8], &mut [u8]) -> Result<Reply, IcmpError>;
+/// A builder: config, table, the router's addresses, received frame, output buffer.
+type Build<'a> =
+    &'a dyn Fn(&IcmpConfig, &Fib, &LocalAddrs, &[u8], &mut [u8]) -> Result<Reply, IcmpError>;
 
 /// Whether the frame's IP packet (below any labels) is IPv6.
 pub(super) fn is_ipv6(frame: &[u8]) -> bool {
@@ -41,24 +45,25 @@ pub(super) fn is_ipv6(frame: &[u8]) -> bool {
 impl State {
     pub(super) fn echo_reply(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
         let build: Build = match is_ipv6(m.data()) {
-            true => &|cfg, _, data, out| icmp::echo_reply6(cfg, data, out),
-            false => &|cfg, _, data, out| icmp::echo_reply(cfg, data, out),
+            true => &|cfg, _, l, data, out| icmp::echo_reply6(cfg, l, in_port, data, out),
+            false => &|cfg, _, _, data, out| icmp::echo_reply(cfg, data, out),
         };
         self.icmp(fib, m, in_port, IcmpKind::EchoReply, build);
     }
 
     pub(super) fn time_exceeded(&mut self, fib: &Fib, m: Mbuf, in_port: u16) {
         let build: Build = match is_ipv6(m.data()) {
-            true => &|cfg, fib, data, out| icmp::time_exceeded6(cfg, fib, in_port, data, out),
-            false => &|cfg, fib, data, out| icmp::time_exceeded(cfg, fib, in_port, data, out),
+            true => &|cfg, fib, l, data, out| icmp::time_exceeded6(cfg, fib, l, in_port, data, out),
+            false => &|cfg, fib, _, data, out| icmp::time_exceeded(cfg, fib, in_port, data, out),
         };
         self.icmp(fib, m, in_port, IcmpKind::TimeExceeded, build);
     }
 
     pub(super) fn frag_needed(&mut self, fib: &Fib, m: Mbuf, in_port: u16, mtu: u16) {
         if is_ipv6(m.data()) {
-            let build: Build =
-                &|cfg, fib, data, out| icmp::packet_too_big(cfg, fib, in_port, data, mtu, out);
+            let build: Build = &|cfg, fib, l, data, out| {
+                icmp::packet_too_big(cfg, fib, l, in_port, data, mtu, out)
+            };
             return self.icmp(fib, m, in_port, IcmpKind::PacketTooBig, build);
         }
         self.icmp(
@@ -66,7 +71,7 @@ impl State {
             m,
             in_port,
             IcmpKind::DestUnreachable,
-            &|cfg, fib, data, out| icmp::frag_needed(cfg, fib, in_port, data, mtu, out),
+            &|cfg, fib, _, data, out| icmp::frag_needed(cfg, fib, in_port, data, mtu, out),
         );
     }
 
@@ -77,14 +82,16 @@ impl State {
             m,
             in_port,
             IcmpKind::DestUnreachable,
-            &|cfg, fib, data, out| icmp::no_route6(cfg, fib, in_port, data, out),
+            &|cfg, fib, l, data, out| icmp::no_route6(cfg, fib, l, in_port, data, out),
         );
     }
 
     /// Answers the punted `m` with the message `build` writes, rate limited.
     fn icmp(&mut self, fib: &Fib, m: Mbuf, in_port: u16, kind: IcmpKind, build: Build) {
         let mut out = std::mem::take(&mut self.scratch);
-        let built = build(&self.sp.icmp, fib, m.data(), &mut out);
+        // The addresses the pipeline checks against: the table's, else its own.
+        let local = fib.local().unwrap_or(self.sp.pipeline.local());
+        let built = build(&self.sp.icmp, fib, local, m.data(), &mut out);
         let now = self.now_ns();
         let outcome = built.map_err(error_reason).and_then(|r| {
             let bucket = match kind {
@@ -110,6 +117,11 @@ impl State {
     }
 
     fn send_reply(&mut self, fib: &Fib, in_port: u16, kind: IcmpKind, r: Reply, out: &[u8]) {
+        if r.via == icmp::SendVia::Direct {
+            // To a link-local address: straight back out of the port, as NDP answers.
+            self.sp.stats.icmp(kind);
+            return self.send_frame(in_port, &out[..r.len]);
+        }
         self.stats().generated.fetch_add(1, Relaxed);
         let Some(mut g) = self.sp.pool.alloc_with(&out[..r.len]) else {
             return self.stats().drop(SlowDrop::NoMbuf, 1);
@@ -122,7 +134,7 @@ impl State {
         // own packet, not checked as one received from outside.
         let held_port = match r.via {
             icmp::SendVia::Route => ORIGINATED,
-            icmp::SendVia::LabelSwitch => in_port,
+            icmp::SendVia::LabelSwitch | icmp::SendVia::Direct => in_port,
         };
         self.route(fib, g, held_port, v);
     }
