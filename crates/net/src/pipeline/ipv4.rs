@@ -2,7 +2,7 @@
 
 use super::local::LocalAddrs;
 use super::{DropReason, Fix, Next, PipelineConfig, PuntReason, Verdict, Work};
-use crate::fib::{Fib, RouteId, RouteTarget, NO_ROUTE};
+use crate::fib::{Fib, RouteId, NO_ROUTE};
 use crate::wire::ipv4::{field, MIN_HEADER_LEN};
 use crate::wire::{be16, be32, checksum};
 
@@ -104,23 +104,7 @@ pub(crate) fn route(
     if id == NO_ROUTE {
         return w.done(Verdict::Drop(DropReason::NoRoute));
     }
-    let route = fib.route(id);
-    match route.target {
-        RouteTarget::Local => w.done(Verdict::SlowPath(PuntReason::LocalDelivery)),
-        RouteTarget::Blackhole => w.done(Verdict::Drop(DropReason::NoRoute)),
-        _ if w.out_ttl == 0 && !originate => {
-            w.done(Verdict::SlowPath(PuntReason::TtlExpired { in_port }))
-        }
-        RouteTarget::Connected { port } => w.done(Verdict::SlowPath(PuntReason::Glean { port })),
-        RouteTarget::NextHop(nh) => {
-            let ip = w.keep;
-            w.mode = route.ttl_mode;
-            // TC from the DSCP's class selector bits (RFC 3270 default mapping).
-            w.tc = data[ip + field::DSCP_ECN] >> 5;
-            w.swap = false;
-            w.bos = true;
-            w.fix = Fix::Ipv4Ttl(w.out_ttl);
-            w.next = Next::NextHop(nh);
-        }
-    }
+    let ip = w.keep;
+    let tc = || data[ip + field::DSCP_ECN] >> 5; // DSCP class selector (RFC 3270)
+    super::apply_route(w, fib, id, in_port, originate, tc, Fix::Ipv4Ttl);
 }

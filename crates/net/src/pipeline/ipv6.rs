@@ -6,7 +6,7 @@
 
 use super::local::LocalAddrs;
 use super::{DropReason, Fix, Next, PuntReason, Verdict, Work};
-use crate::fib::{Fib, RouteId, RouteTarget, NO_ROUTE};
+use crate::fib::{Fib, RouteId, NO_ROUTE};
 use crate::wire::ipv6::{
     is_link_local, is_loopback, is_multicast, is_unspecified, HEADER_LEN, NH_ICMPV6,
 };
@@ -198,24 +198,10 @@ pub(crate) fn route(
             false => Verdict::SlowPath(PuntReason::Unreachable { in_port }),
         });
     }
-    let route = fib.route(id);
-    match route.target {
-        RouteTarget::Local => w.done(Verdict::SlowPath(PuntReason::LocalDelivery)),
-        RouteTarget::Blackhole => w.done(Verdict::Drop(DropReason::NoRoute)),
-        _ if w.out_ttl == 0 && !originate => {
-            w.done(Verdict::SlowPath(PuntReason::TtlExpired { in_port }))
-        }
-        RouteTarget::Connected { port } => w.done(Verdict::SlowPath(PuntReason::Glean { port })),
-        RouteTarget::NextHop(nh) => {
-            w.mode = route.ttl_mode;
-            // TC from the traffic class's class selector bits (the DSCP's top three).
-            w.tc = traffic_class(data, w.keep) >> 5;
-            w.swap = false;
-            w.bos = true;
-            w.fix = Fix::Ipv6Hop(w.out_ttl);
-            w.next = Next::NextHop(nh);
-        }
-    }
+    // TC from the traffic class's class selector bits (the DSCP's top three).
+    let ip = w.keep;
+    let tc = || traffic_class(data, ip) >> 5;
+    super::apply_route(w, fib, id, in_port, originate, tc, Fix::Ipv6Hop);
 }
 
 /// The traffic class of the header at `ip`.

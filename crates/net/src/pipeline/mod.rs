@@ -62,7 +62,7 @@ mod verdict;
 pub use local::LocalAddrs;
 pub use verdict::{DropReason, PuntReason, Verdict};
 
-use crate::fib::{Fib, NextHop, TtlMode, NO_ROUTE};
+use crate::fib::{Fib, NextHop, RouteTarget, TtlMode, NO_ROUTE};
 use crate::packet::PacketBuf;
 use crate::wire::be16;
 use crate::wire::ethernet::{self, ETHERTYPE_MPLS, HEADER_LEN};
@@ -230,6 +230,39 @@ impl Work {
     #[inline]
     pub(crate) fn done(&mut self, v: Verdict) {
         self.next = Next::Done(v);
+    }
+}
+
+/// What a found route does with a packet, for both families (`ipv4::route`,
+/// `ipv6::route`): `tc` (the pushed labels' TC) and `fix` (the TTL or hop limit to write)
+/// are the family's, used only for a next hop. TTL expiry is decided here, where the
+/// packet would be forwarded, so the router's own addresses still get TTL-1 packets.
+#[inline(always)]
+pub(crate) fn apply_route(
+    w: &mut Work,
+    fib: &Fib,
+    id: crate::fib::RouteId,
+    in_port: u16,
+    originate: bool,
+    tc: impl FnOnce() -> u8,
+    fix: fn(u8) -> Fix,
+) {
+    let route = fib.route(id);
+    match route.target {
+        RouteTarget::Local => w.done(Verdict::SlowPath(PuntReason::LocalDelivery)),
+        RouteTarget::Blackhole => w.done(Verdict::Drop(DropReason::NoRoute)),
+        _ if w.out_ttl == 0 && !originate => {
+            w.done(Verdict::SlowPath(PuntReason::TtlExpired { in_port }))
+        }
+        RouteTarget::Connected { port } => w.done(Verdict::SlowPath(PuntReason::Glean { port })),
+        RouteTarget::NextHop(nh) => {
+            w.mode = route.ttl_mode;
+            w.tc = tc();
+            w.swap = false;
+            w.bos = true;
+            w.fix = fix(w.out_ttl);
+            w.next = Next::NextHop(nh);
+        }
     }
 }
 
