@@ -196,7 +196,7 @@ fn first_table() -> Vec<Vec<u8>> {
         encode::nexthop(
             7,
             Some(&NexthopBody::Single(Path {
-                gateway: Some(gw(GW2)),
+                gateway: Some(gw(GW2).into()),
                 ifindex: 77,
                 labels: vec![400],
                 weight: 1,
