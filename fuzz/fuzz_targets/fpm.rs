@@ -24,8 +24,16 @@ fuzz_target!(|data: &[u8]| {
         _ => return,
     };
     let ports = vec![
-        PortSubnets { id: 0, subnets: vec![(0x0a00_0001, 24)] },
-        PortSubnets { id: 1, subnets: vec![(0x0a00_0101, 24)] },
+        PortSubnets {
+            id: 0,
+            subnets: vec![(0x0a00_0001, 24)],
+            subnets6: vec![(0x2001_0db8 << 96 | 1, 64)],
+        },
+        PortSubnets {
+            id: 1,
+            subnets: vec![(0x0a00_0101, 24)],
+            subnets6: vec![(0x2001_0db8_0001 << 80 | 1, 64)],
+        },
     ];
     let cfg = SessionConfig {
         hold_time: Duration::from_secs(30),
@@ -58,8 +66,8 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = s.take_events();
     }
-    let (v4, labels) = s.installed();
-    assert_eq!(v4 + labels, table.len());
+    let (v4, v6, labels) = s.installed();
+    assert_eq!(v4 + v6 + labels, table.len());
     s.disconnect(now);
     s.poll(now + Duration::from_secs(31));
     for ch in s.take_changes() {
