@@ -17,7 +17,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, ip_in, is_root, sh, tshark, Launch, Router, TempDir};
-use fpm::encode::{self, path};
+use fpm::encode::{self, path, path6};
 use fpm::msg::{Key, NexthopBody, Path, RouteBody};
 use traffic::FrameSpec;
 
@@ -554,4 +554,314 @@ fn fpm_routes_forward_resync_sweeps_hold_withdraws_and_bad_input_is_counted() {
         o.contains("fpm: hold time expired, 2 routes withdrawn"),
         "{o}"
     );
+}
+
+/// `2001:db8:N::/48`'s address `2001:db8:N::h`, as bytes.
+fn v6addr(n: u16, h: u8) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    a[..6].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8, (n >> 8) as u8, n as u8]);
+    a[15] = h;
+    a
+}
+
+fn p6(n: u16) -> Key {
+    Key::Ipv6 {
+        addr: u128::from_be_bytes(v6addr(n, 0)),
+        len: 48,
+    }
+}
+
+/// 2001:db8:1::2, the IPv6 neighbour behind port `out`.
+fn gw6() -> u128 {
+    u128::from_be_bytes(v6addr(1, 2))
+}
+
+/// `::ffff:10.0.1.2`: how zebra names 6PE's IPv4 next hop.
+fn mapped_gw1() -> u128 {
+    0xffff << 32 | gw(GW1) as u128
+}
+
+fn frame6(id: u16, dst: [u8; 16], labels: &[u32]) -> Vec<u8> {
+    traffic::Frame6Spec {
+        dst_mac: [2, 0, 0, 0, 0, 1],
+        src_mac: [2, 0, 0, 0, 0, 2],
+        labels: labels.iter().map(|&l| (l, 0, 64)).collect(),
+        src_ip: v6addr(0, 2),
+        dst_ip: dst,
+        src_port: id,
+        ..Default::default()
+    }
+    .build()
+}
+
+/// One IPv6 round; `base` + offset identifies each frame (UDP source port).
+fn round6(base: u16) -> Vec<Vec<u8>> {
+    let mut f = vec![
+        frame6(base, v6addr(0x100, 1), &[]),
+        frame6(base + 1, v6addr(0x600, 1), &[]),
+        frame6(base + 2, v6addr(0x300, 1), &[]),
+        frame6(base + 3, v6addr(0x700, 1), &[]),
+        frame6(base + 4, v6addr(0x100, 2), &[1000]),
+        frame6(base + 5, v6addr(0x100, 3), &[1001]),
+        frame6(base + 6, v6addr(0xf, 1), &[]),
+    ];
+    f.extend((0..16).map(|i| frame6(base + 10 + i, v6addr(0x200, 1 + i as u8), &[])));
+    f
+}
+
+fn send_round6(net: &Net, dir: &TempDir, base: u16) {
+    let p = dir.path(&format!("round6-{base}.hex"));
+    let text: String = round6(base)
+        .iter()
+        .map(|f| f.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n")
+        .collect();
+    std::fs::write(&p, text).unwrap();
+    net.python(&net.a, SEND, &["ha", p.to_str().unwrap()]);
+}
+
+/// IPv6 frames that left the router: source port -> (labels, IPv6 destination, MAC).
+type Seen6 = std::collections::BTreeMap<u16, (Vec<String>, String, String)>;
+
+fn seen6(pcap: &std::path::Path) -> Seen6 {
+    tshark(
+        pcap,
+        &[
+            "udp.srcport",
+            "mpls.label",
+            "eth.src",
+            "eth.dst",
+            "ipv6.dst",
+        ],
+    )
+    .into_iter()
+    .filter(|d| d.get("eth.src") == "02:00:00:00:01:01" && !d.get("ipv6.dst").is_empty())
+    .map(|d| {
+        let v = (
+            d.list("mpls.label"),
+            d.get("ipv6.dst").to_string(),
+            d.get("eth.dst").to_string(),
+        );
+        (d.get("udp.srcport").parse().unwrap(), v)
+    })
+    .collect()
+}
+
+/// A number under `key` anywhere in `show fpm --json`.
+fn fpm_field(v: &serde_json::Value, key: &str) -> Option<u64> {
+    match v {
+        serde_json::Value::Object(m) => m
+            .get(key)
+            .and_then(|x| x.as_u64())
+            .or_else(|| m.values().find_map(|x| fpm_field(x, key))),
+        _ => None,
+    }
+}
+
+/// IPv6 over FPM through the real binary: native routes via an IPv6 neighbour, 6PE via
+/// `::ffff:10.0.1.2` with a label, a next-hop group, ECMP over an IPv6 and a 6PE member,
+/// a blackhole, label entries via IPv6 (swap, PHP exposing IPv6), the routes file's
+/// `ipv6:` entry winning; `show fpm` counts per family; a new session resyncs (what is
+/// not resent is swept) and a delete withdraws. tshark decodes what left.
+#[test]
+fn fpm_ipv6_routes_native_6pe_ecmp_labels_forward_and_resync_sweeps() {
+    if !is_root() {
+        eprintln!("skipped: needs root for network namespaces");
+        return;
+    }
+    let dir = TempDir::new("fpm-e2e6");
+    let mut net = Net::new();
+    let routes = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n  \
+                  - {ip: \"2001:db8:1::2\", mac: \"02:00:00:00:01:02\"}\n\
+                  ipv6:\n  - {prefix: \"2001:db8:f::/48\", via: \"2001:db8:1::2\", push: [777]}\n";
+    std::fs::write(dir.path("routes.yaml"), routes).unwrap();
+    let cfg = format!(
+        "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: {r}}}\n\
+         ports:\n\
+         \x20 - {{name: in, vdev: \"net_af_packet_{r}0,iface=ri\", addresses: [10.0.0.1/24, \"2001:db8::1/64\"]}}\n\
+         \x20 - {{name: out, vdev: \"net_af_packet_{r}1,iface=ro\", addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]}}\n\
+         routes: {d}/routes.yaml\nmetrics_listen: 127.0.0.1:9551\nidle: {{backoff: {{}}}}\n\
+         fpm: {{listen: 127.0.0.1:2620, hold_time_s: 2, resync_settle_ms: 300, resync_min_s: 0, publish_interval_ms: 5, interfaces: {{\"77\": out}}}}\n",
+        r = net.r,
+        d = dir.0.display()
+    );
+    std::fs::write(dir.path("startup.yaml"), cfg).unwrap();
+    let log = dir.path("router.log");
+    let launch = Launch::new(&dir.path("startup.yaml"), 120.0)
+        .netns(&net.r)
+        .log(log.clone())
+        .ready(Some("fpm: listening on"), Duration::from_secs(20));
+    let mut router = Router::start(&launch);
+    let out = || std::fs::read_to_string(&log).unwrap_or_default();
+    let pcap = dir.path("out6.pcap");
+    let tcpdump = net.spawn(
+        &net.b.clone(),
+        &[
+            "tcpdump",
+            "-i",
+            "hb",
+            "-U",
+            "-p",
+            "-w",
+            pcap.to_str().unwrap(),
+        ],
+        false,
+        &dir.path("tcpdump.log"),
+    );
+    wait_for(
+        || {
+            std::fs::read_to_string(dir.path("tcpdump.err"))
+                .unwrap_or_default()
+                .contains("listening on")
+        },
+        "tcpdump",
+    );
+    let sock = router.control_socket();
+    let show_fpm = || -> serde_json::Value {
+        let o = Command::new(bin())
+            .args(["show", "fpm", "--json", "--socket", sock.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+
+    // 1. The first session.
+    let mut fpm = Fpm::connect(&mut net, &dir, 1);
+    fpm.send(&[
+        encode::route(
+            p6(0x100),
+            Some(&RouteBody::Paths(vec![path6(gw6(), 0, &[], 1)])),
+        ),
+        encode::route(
+            p6(0x600),
+            Some(&RouteBody::Paths(vec![path6(mapped_gw1(), 0, &[600], 1)])),
+        ),
+        encode::nexthop(
+            7,
+            Some(&NexthopBody::Single(path6(gw6(), 77, &[300, 301], 1))),
+        ),
+        encode::route(p6(0x300), Some(&RouteBody::Group(7))),
+        encode::route(
+            p6(0x200),
+            Some(&RouteBody::Paths(vec![
+                path6(gw6(), 0, &[201], 1),
+                path(gw(GW1), 0, &[202], 1),
+            ])),
+        ),
+        encode::route(p6(0x700), Some(&RouteBody::Drop)),
+        encode::route(
+            p6(0xf),
+            Some(&RouteBody::Paths(vec![path6(gw6(), 0, &[999], 1)])),
+        ),
+        encode::route(
+            Key::Label(1000),
+            Some(&RouteBody::Paths(vec![path6(gw6(), 0, &[2000], 1)])),
+        ),
+        encode::route(
+            Key::Label(1001),
+            Some(&RouteBody::Paths(vec![path6(gw6(), 0, &[3], 1)])),
+        ),
+    ]);
+    wait_for(
+        || fpm_field(&show_fpm(), "ipv6_routes") == Some(5),
+        "5 FPM IPv6 routes in show fpm",
+    );
+    let v = show_fpm();
+    assert_eq!(fpm_field(&v, "overridden_ipv6_routes"), Some(1), "{v}");
+    assert_eq!(fpm_field(&v, "labels"), Some(2), "{v}");
+    assert_eq!(fpm_field(&v, "ipv4_routes"), Some(0), "{v}");
+    let m = sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &net.r,
+        "python3",
+        "-c",
+        SCRAPE,
+        "http://127.0.0.1:9551/metrics",
+    ]);
+    assert_eq!(
+        metric(
+            &m,
+            "mplsrouter_fib_entries_by_source",
+            &["source=\"fpm\"", "kind=\"ipv6\""]
+        ),
+        5.0,
+        "{m}"
+    );
+    send_round6(&net, &dir, 1000);
+
+    // 2. A new session resends only 2001:db8:100::/48 (now pushing 101) and label 1000.
+    fpm.close();
+    wait_for(|| out().contains("fpm: disconnected"), "the disconnect");
+    let mut fpm = Fpm::connect(&mut net, &dir, 2);
+    fpm.send(&[
+        encode::route(
+            p6(0x100),
+            Some(&RouteBody::Paths(vec![path6(gw6(), 0, &[101], 1)])),
+        ),
+        encode::route(
+            Key::Label(1000),
+            Some(&RouteBody::Paths(vec![path6(gw6(), 0, &[2000], 1)])),
+        ),
+    ]);
+    wait_for(
+        || out().contains("fpm: resync done"),
+        "the end of the resync",
+    );
+    wait_for(
+        || fpm_field(&show_fpm(), "ipv6_routes") == Some(1),
+        "the sweep of the IPv6 routes",
+    );
+    send_round6(&net, &dir, 2000);
+
+    // 3. A delete withdraws.
+    fpm.send(&[encode::route(p6(0x100), None)]);
+    wait_for(
+        || fpm_field(&show_fpm(), "ipv6_routes") == Some(0),
+        "the delete",
+    );
+    send_round6(&net, &dir, 3000);
+    let start = Instant::now();
+    while !seen6(&pcap).contains_key(&3006) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    common::stop(&mut net.children[tcpdump]);
+    fpm.close();
+    router.stop();
+    let s = seen6(&pcap);
+    let mac = "02:00:00:00:01:02";
+    let at = |id: u16| s.get(&id).map(|(l, _, m)| (l.clone(), m.as_str() == mac));
+    let dst = |id: u16| s.get(&id).map(|(_, d, _)| d.clone());
+
+    // Session 1: native, 6PE, the group's stack, blackhole, swap, PHP, the file's route.
+    assert_eq!(at(1000), Some((vec![], true)), "{s:?}");
+    assert_eq!(at(1001), Some((labels(&[600]), true)), "{s:?}");
+    assert_eq!(at(1002), Some((labels(&[300, 301]), true)), "{s:?}");
+    assert_eq!(at(1003), None, "blackholed: {s:?}");
+    assert_eq!(at(1004), Some((labels(&[2000]), true)), "{s:?}");
+    assert_eq!(at(1005), Some((vec![], true)), "{s:?}");
+    assert_eq!(dst(1005).as_deref(), Some("2001:db8:100::3"));
+    assert_eq!(at(1006), Some((labels(&[777]), true)), "{s:?}");
+    let ecmp: std::collections::BTreeSet<_> = (1010..1026).filter_map(at).collect();
+    assert_eq!(
+        ecmp,
+        [(labels(&[201]), true), (labels(&[202]), true)]
+            .into_iter()
+            .collect(),
+        "{s:?}"
+    );
+    // Session 2 after the resync: the changed route and the resent label; the rest swept.
+    assert_eq!(at(2000), Some((labels(&[101]), true)), "{s:?}");
+    assert_eq!(at(2004), Some((labels(&[2000]), true)), "{s:?}");
+    assert_eq!(at(2006), Some((labels(&[777]), true)), "{s:?}");
+    for id in [2001, 2002, 2003, 2005] {
+        assert_eq!(at(id), None, "{id} was swept: {s:?}");
+    }
+    assert!((2010..2026).all(|i| at(i).is_none()), "{s:?}");
+    // After the delete.
+    assert_eq!(at(3000), None, "{s:?}");
+    assert_eq!(at(3004), Some((labels(&[2000]), true)), "{s:?}");
+    assert_eq!(at(3006), Some((labels(&[777]), true)), "{s:?}");
 }

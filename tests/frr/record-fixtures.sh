@@ -210,6 +210,24 @@ mpls lsp 101 10.0.1.2 implicit-null" \
 ip route 198.51.100.0/24 10.0.1.2 label 100
 ip route 203.0.113.0/24 10.0.1.2
 ip route 203.0.113.0/24 10.0.2.2" RESTART ;;
+      j-ipv6)
+        # IPv6 on the ports for this scenario only (zebra resolves gateways through them).
+        for i in 0 1 2; do ip -n "$NS" addr add "2001:db8:$i::1/64" dev "port$i" nodad; done
+        scenario "$n" $nhg "" "" \
+        "ipv6 route 2001:db8:100::/48 2001:db8:1::2
+ipv6 route 2001:db8:200::/48 2001:db8:1::2
+ipv6 route 2001:db8:200::/48 2001:db8:2::2
+ipv6 route 2001:db8:300::/48 2001:db8:1::2 label 300/301
+ipv6 route 2001:db8:400::/48 fe80::2 port1
+ipv6 route 2001:db8:600::/48 ::ffff:10.0.1.2 port1 label 600
+ipv6 route 2001:db8:601::/48 ::ffff:10.0.1.2 label 601
+ipv6 route 2001:db8:700::/48 blackhole
+mpls lsp 1000 2001:db8:1::2 2000
+mpls lsp 1001 2001:db8:2::2 implicit-null" \
+        "no ipv6 route 2001:db8:100::/48 2001:db8:1::2
+no ipv6 route 2001:db8:200::/48 2001:db8:2::2
+no mpls lsp 1000"
+        for i in 0 1 2; do ip -n "$NS" addr del "2001:db8:$i::1/64" dev "port$i"; done ;;
       *) echo "unknown scenario $s" >&2; exit 2 ;;
     esac
   done

@@ -9,7 +9,7 @@ use netlink_packet_route::route::{
 };
 use netlink_packet_route::AddressFamily;
 
-use crate::msg::{Key, NexthopBody, Path, RouteBody};
+use crate::msg::{Gateway, Key, NexthopBody, Path, RouteBody};
 use crate::netlink::{
     align4, NLMSG_HDR_LEN, RTM_DELNEXTHOP, RTM_DELROUTE, RTM_NEWNEXTHOP, RTM_NEWROUTE,
 };
@@ -49,14 +49,19 @@ fn label_stack(labels: &[u32]) -> Vec<MplsLabel> {
         .collect()
 }
 
-fn path_attrs(p: &Path, mpls: bool) -> Vec<RouteAttribute> {
+/// A path's attributes in a route of `key`'s family. A gateway of the other family goes
+/// in `RTA_VIA` (the form the kernel takes: 6PE, RFC 5549).
+fn path_attrs(p: &Path, key: Key) -> Vec<RouteAttribute> {
+    let mpls = matches!(key, Key::Label(_));
     let mut a = Vec::new();
     if mpls {
         if !p.labels.is_empty() {
             a.push(RouteAttribute::NewDestination(label_stack(&p.labels)));
         }
-        if let Some(g) = p.gateway {
-            a.push(RouteAttribute::Via(RouteVia::Inet(g.into())));
+        match p.gateway {
+            Some(Gateway::V4(g)) => a.push(RouteAttribute::Via(RouteVia::Inet(g.into()))),
+            Some(Gateway::V6(g)) => a.push(RouteAttribute::Via(RouteVia::Inet6(g.into()))),
+            None => {}
         }
     } else {
         if !p.labels.is_empty() {
@@ -65,8 +70,16 @@ fn path_attrs(p: &Path, mpls: bool) -> Vec<RouteAttribute> {
                 RouteMplsIpTunnel::Destination(label_stack(&p.labels)),
             )]));
         }
-        if let Some(g) = p.gateway {
-            a.push(RouteAttribute::Gateway(RouteAddress::Inet(g.into())));
+        match p.gateway {
+            Some(Gateway::V4(g)) if matches!(key, Key::Ipv6 { .. }) => {
+                a.push(RouteAttribute::Via(RouteVia::Inet(g.into())))
+            }
+            Some(Gateway::V4(g)) => a.push(RouteAttribute::Gateway(RouteAddress::Inet(g.into()))),
+            Some(Gateway::V6(g)) if matches!(key, Key::Ipv4 { .. }) => {
+                a.push(RouteAttribute::Via(RouteVia::Inet6(g.into())))
+            }
+            Some(Gateway::V6(g)) => a.push(RouteAttribute::Gateway(RouteAddress::Inet6(g.into()))),
+            None => {}
         }
     }
     a
@@ -81,13 +94,20 @@ pub fn route(key: Key, body: Option<&RouteBody>) -> Vec<u8> {
         ..Default::default()
     };
     let mut m = RouteMessage::default();
-    let mpls = matches!(key, Key::Label(_));
     match key {
         Key::Ipv4 { addr, len } => {
             h.address_family = AddressFamily::Inet;
             h.destination_prefix_length = len;
             m.attributes
                 .push(RouteAttribute::Destination(RouteAddress::Inet(addr.into())));
+        }
+        Key::Ipv6 { addr, len } => {
+            h.address_family = AddressFamily::Inet6;
+            h.destination_prefix_length = len;
+            m.attributes
+                .push(RouteAttribute::Destination(RouteAddress::Inet6(
+                    addr.into(),
+                )));
         }
         Key::Label(l) => {
             h.address_family = AddressFamily::Mpls;
@@ -107,7 +127,7 @@ pub fn route(key: Key, body: Option<&RouteBody>) -> Vec<u8> {
     match body {
         Some(RouteBody::Group(id)) => m.attributes.push(RouteAttribute::NhId(*id)),
         Some(RouteBody::Paths(ps)) if ps.len() == 1 => {
-            m.attributes.extend(path_attrs(&ps[0], mpls));
+            m.attributes.extend(path_attrs(&ps[0], key));
             m.attributes.push(RouteAttribute::Oif(ps[0].ifindex));
         }
         Some(RouteBody::Paths(ps)) => {
@@ -117,7 +137,7 @@ pub fn route(key: Key, body: Option<&RouteBody>) -> Vec<u8> {
                     let mut nh = RouteNextHop::default();
                     nh.hops = (p.weight.max(1) - 1) as u8;
                     nh.interface_index = p.ifindex;
-                    nh.attributes = path_attrs(p, mpls);
+                    nh.attributes = path_attrs(p, key);
                     nh
                 })
                 .collect();
@@ -157,6 +177,10 @@ fn attr(kind: u16, value: &[u8], out: &mut Vec<u8>) {
 /// An `RTM_NEWNEXTHOP` (body given) or `RTM_DELNEXTHOP` message.
 pub fn nexthop(id: u32, body: Option<&NexthopBody>) -> Vec<u8> {
     let family = match body {
+        Some(NexthopBody::Single(Path {
+            gateway: Some(Gateway::V6(_)),
+            ..
+        })) => AF_INET6,
         Some(NexthopBody::Single(_)) => AF_INET,
         _ => AF_UNSPEC,
     };
@@ -173,8 +197,10 @@ pub fn nexthop(id: u32, body: Option<&NexthopBody>) -> Vec<u8> {
         }
         Some(NexthopBody::Blackhole) => attr(NHA_BLACKHOLE, &[], &mut b),
         Some(NexthopBody::Single(p)) => {
-            if let Some(g) = p.gateway {
-                attr(NHA_GATEWAY, &g.to_be_bytes(), &mut b);
+            match p.gateway {
+                Some(Gateway::V4(g)) => attr(NHA_GATEWAY, &g.to_be_bytes(), &mut b),
+                Some(Gateway::V6(g)) => attr(NHA_GATEWAY, &g.to_be_bytes(), &mut b),
+                None => {}
             }
             attr(NHA_OIF, &p.ifindex.to_ne_bytes(), &mut b);
             if !p.labels.is_empty() {
@@ -204,7 +230,18 @@ pub fn nexthop(id: u32, body: Option<&NexthopBody>) -> Vec<u8> {
 /// Shorthand: a path via `gateway` (a.b.c.d as u32) on `ifindex` pushing `labels`.
 pub fn path(gateway: u32, ifindex: u32, labels: &[u32], weight: u32) -> Path {
     Path {
-        gateway: Some(gateway),
+        gateway: Some(Gateway::V4(gateway)),
+        ifindex,
+        labels: labels.to_vec(),
+        weight,
+    }
+}
+
+/// The same via an IPv6 gateway (as a big-endian integer; an IPv4-mapped one is sent
+/// as is, the way zebra writes a 6PE next hop that names `::ffff:a.b.c.d`).
+pub fn path6(gateway: u128, ifindex: u32, labels: &[u32], weight: u32) -> Path {
+    Path {
+        gateway: Some(Gateway::V6(gateway)),
         ifindex,
         labels: labels.to_vec(),
         weight,

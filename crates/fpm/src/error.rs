@@ -9,7 +9,7 @@ pub enum MsgError {
     MalformedRoute(String),
     #[error("malformed nexthop message: {0}")]
     MalformedNexthop(String),
-    #[error("address family {0} is not supported (only AF_INET and AF_MPLS routes)")]
+    #[error("address family {0} is not supported (only AF_INET, AF_INET6 and AF_MPLS routes)")]
     UnsupportedFamily(u8),
     #[error("route in table {0}; only the main table (254) is forwarded")]
     OtherTable(u32),
@@ -29,6 +29,12 @@ pub enum MsgError {
     MixedLabelOps,
     #[error("next-hop group {0} has no usable member")]
     EmptyGroup(u32),
+    #[error("{route} route via {gateway}: {why}")]
+    GatewayFamily {
+        route: &'static str,
+        gateway: String,
+        why: &'static str,
+    },
 }
 
 impl MsgError {
@@ -48,6 +54,7 @@ impl MsgError {
             MsgError::UnknownGroup(_) => "unknown_nexthop_group",
             MsgError::MixedLabelOps => "mixed_label_ops",
             MsgError::EmptyGroup(_) => "empty_nexthop_group",
+            MsgError::GatewayFamily { .. } => "gateway_family",
         }
     }
 }
@@ -55,7 +62,7 @@ impl MsgError {
 /// Every error label: the message errors above, `unknown_attribute` (counted, ignored:
 /// the message is applied), then the framing errors (which close the session) and a
 /// frame cut by a closed connection.
-pub const ERROR_REASONS: [&str; 18] = [
+pub const ERROR_REASONS: [&str; 19] = [
     "truncated_netlink",
     "malformed_route",
     "malformed_nexthop",
@@ -69,6 +76,7 @@ pub const ERROR_REASONS: [&str; 18] = [
     "unknown_nexthop_group",
     "mixed_label_ops",
     "empty_nexthop_group",
+    "gateway_family",
     "unknown_attribute",
     "bad_version",
     "bad_type",

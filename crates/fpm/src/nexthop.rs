@@ -5,9 +5,12 @@
 //! `NHA_OIF`, push labels in `NHA_ENCAP` with `NHA_ENCAP_TYPE` = `LWTUNNEL_ENCAP_MPLS`),
 //! a blackhole (`NHA_BLACKHOLE`) or a group (`NHA_GROUP`: `struct nexthop_grp` entries,
 //! weight stored minus one, with the high byte in `resvd1` on kernels with 16-bit weights).
+//! `NHA_GATEWAY` is 4 or 16 bytes whatever `nh_family` says (zebra sets the family from
+//! the route's, so a 6PE next hop is 4 bytes in an `AF_INET6` message); an IPv4-mapped
+//! IPv6 gateway is the IPv4 next hop.
 
 use crate::error::MsgError;
-use crate::msg::{Message, NexthopBody, Op, Path};
+use crate::msg::{Gateway, Message, NexthopBody, Op, Path};
 use crate::netlink::{Attrs, Limits};
 use crate::route::{check_labels, IMPLICIT_NULL};
 
@@ -57,7 +60,7 @@ struct Fields {
     group: Option<Vec<(u32, u32)>>,
     blackhole: bool,
     oif: u32,
-    gateway: Option<u32>,
+    gateway: Option<Gateway>,
     encap_type: Option<u16>,
     labels: Vec<u32>,
 }
@@ -84,8 +87,6 @@ pub fn decode(op: Op, body: &[u8], limits: Limits) -> Result<Message, MsgError> 
     } else if f.blackhole {
         NexthopBody::Blackhole
     } else {
-        // zebra sends an inet6 interface next hop (NHA_OIF only) for every interface's
-        // link-local route: keep it (harmless); an IPv6 gateway is refused below.
         if !matches!(family, AF_UNSPEC | AF_INET | AF_INET6 | AF_MPLS) {
             return Err(MsgError::UnsupportedFamily(family));
         }
@@ -116,11 +117,11 @@ fn fields(attrs: &[u8]) -> Result<Fields, MsgError> {
             NHA_GROUP => f.group = Some(group(v)?),
             NHA_BLACKHOLE => f.blackhole = true,
             NHA_OIF => f.oif = u32_of(v, "NHA_OIF")?,
-            NHA_GATEWAY => match v.len() {
-                4 => f.gateway = Some(u32::from_be_bytes(v.try_into().unwrap())),
-                16 => return Err(MsgError::UnsupportedFamily(AF_INET6)),
-                n => return Err(bad(format!("NHA_GATEWAY is {n} bytes"))),
-            },
+            NHA_GATEWAY => {
+                let g = Gateway::from_bytes(v);
+                f.gateway =
+                    Some(g.ok_or_else(|| bad(format!("NHA_GATEWAY is {} bytes", v.len())))?);
+            }
             NHA_ENCAP_TYPE => {
                 let b: [u8; 2] = v
                     .try_into()

@@ -1,19 +1,20 @@
 //! From what zebra said to what the router installs: next hops mapped to ports,
-//! next-hop groups expanded, label operations chosen.
+//! next-hop groups expanded, label operations chosen. A route's next hops must suit its
+//! family: IPv4 routes go via IPv4 neighbours; IPv6 routes via IPv6 neighbours, or via
+//! IPv4 ones with a label stack (6PE, RFC 4798); label entries via either.
 
 use std::collections::HashMap;
 
 use crate::error::MsgError;
-use crate::msg::{Key, NexthopBody, Path, RouteBody};
+use crate::msg::{Gateway, Key, NexthopBody, Path, RouteBody};
 use crate::ports::PortMap;
 
 /// A next hop on a port, with the labels it writes and its ECMP weight.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Hop {
     pub port: u16,
-    /// Gateway, host byte order.
-    pub via: u32,
-    /// Push (IPv4) or out-stack (labels), outermost first; empty = none / pop.
+    pub via: Gateway,
+    /// Push (IP routes) or out-stack (labels), outermost first; empty = none / pop.
     pub labels: Vec<u32>,
     pub weight: u32,
 }
@@ -21,11 +22,12 @@ pub struct Hop {
 /// What an FPM route installs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
-    /// IPv4: blackhole, unreachable or prohibit.
+    /// IP route: blackhole, unreachable or prohibit.
     Drop,
-    /// IPv4: an interface route without gateway; neighbours are resolved by ARP.
+    /// IP route: an interface route without gateway; neighbours are resolved by ARP
+    /// (IPv4) or NDP (IPv6).
     Connected { port: u16 },
-    /// IPv4: forward (ECMP when several), pushing each hop's labels.
+    /// IP route: forward (ECMP when several), pushing each hop's labels.
     Forward(Vec<Hop>),
     /// Label: pop and forward (PHP); hops push nothing.
     Pop(Vec<Hop>),
@@ -54,14 +56,15 @@ pub fn resolve(
         },
     };
     match key {
-        Key::Ipv4 { addr, .. } => ipv4(addr, &paths, ports),
+        Key::Ipv4 { addr, .. } => ip_route(Gateway::V4(addr), &paths, ports),
+        Key::Ipv6 { addr, .. } => ip_route(Gateway::V6(addr), &paths, ports),
         Key::Label(_) => label(&paths, ports),
     }
 }
 
 fn drop_target(key: Key) -> Result<Target, MsgError> {
     match key {
-        Key::Ipv4 { .. } => Ok(Target::Drop),
+        Key::Ipv4 { .. } | Key::Ipv6 { .. } => Ok(Target::Drop),
         // A label table entry cannot drop; zebra does not send blackhole LSPs.
         Key::Label(_) => Err(MsgError::UnsupportedRouteType(6)),
     }
@@ -98,9 +101,7 @@ fn expand(id: u32, groups: &Groups) -> Result<Option<Vec<Path>>, MsgError> {
 
 fn hop(p: &Path, ports: &PortMap) -> Result<Hop, MsgError> {
     let no_port = || MsgError::NoPort {
-        gateway: p
-            .gateway
-            .map_or("none".into(), |g| std::net::Ipv4Addr::from(g).to_string()),
+        gateway: p.gateway.map_or("none".into(), |g| g.to_string()),
         ifindex: p.ifindex,
     };
     let via = p.gateway.ok_or_else(no_port)?;
@@ -113,12 +114,32 @@ fn hop(p: &Path, ports: &PortMap) -> Result<Hop, MsgError> {
     })
 }
 
+/// Whether a hop suits a route to `prefix`'s family (see the module docs).
+fn check_family(prefix: Gateway, h: &Hop) -> Result<(), MsgError> {
+    let why = match (prefix, h.via) {
+        (Gateway::V4(_), Gateway::V6(_)) => "IPv4 over an IPv6 next hop is not supported",
+        (Gateway::V6(_), Gateway::V4(_)) if h.labels.is_empty() => {
+            "an IPv6 route via an IPv4 next hop must push a label (6PE, RFC 4798)"
+        }
+        _ => return Ok(()),
+    };
+    Err(MsgError::GatewayFamily {
+        route: match prefix {
+            Gateway::V4(_) => "IPv4",
+            Gateway::V6(_) => "IPv6",
+        },
+        gateway: h.via.to_string(),
+        why,
+    })
+}
+
 /// An interface route (no gateway) goes to the port of its ifindex, or else to the port
 /// whose subnet holds the prefix (zebra's connected routes for the ports' own subnets).
-fn ipv4(addr: u32, paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> {
+/// `prefix` is the route's address, in its family.
+fn ip_route(prefix: Gateway, paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> {
     if let [p] = paths {
         if p.gateway.is_none() && p.labels.is_empty() {
-            return match ports.port_for(Some(addr), p.ifindex) {
+            return match ports.port_for(Some(prefix), p.ifindex) {
                 Some(port) => Ok(Target::Connected { port }),
                 None => Err(MsgError::NoPort {
                     gateway: "none".into(),
@@ -131,6 +152,9 @@ fn ipv4(addr: u32, paths: &[Path], ports: &PortMap) -> Result<Target, MsgError> 
         .iter()
         .map(|p| hop(p, ports))
         .collect::<Result<Vec<_>, _>>()?;
+    for h in &hops {
+        check_family(prefix, h)?;
+    }
     Ok(Target::Forward(hops))
 }
 

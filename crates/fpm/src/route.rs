@@ -4,6 +4,11 @@
 //! - `AF_INET`: prefix in `RTA_DST` (absent = default route); unicast with `RTA_GATEWAY`
 //!   and `RTA_OIF`, push labels in `RTA_ENCAP` (`LWTUNNEL_ENCAP_MPLS`), `RTA_MULTIPATH`
 //!   (weight = `rtnh_hops` + 1) or `RTA_NH_ID`; blackhole, unreachable and prohibit drop.
+//! - `AF_INET6`: the same forms. A gateway may be IPv6 (global, or link-local with
+//!   `RTA_OIF`), IPv4 in `RTA_VIA`, or IPv4-mapped IPv6 (`::ffff:a.b.c.d`), which is the
+//!   IPv4 next hop of a 6PE route (RFC 4798) and is decoded as one. Link-local and
+//!   multicast prefixes (zebra's `fe80::/64` per interface) are not forwarded: they
+//!   decode as [`Message::Other`].
 //! - `AF_MPLS`: in-label in `RTA_DST`; `RTA_VIA` gateway; out-stack in `RTA_NEWDST`
 //!   (none, or implicit null, is a pop). A path with no gateway is pop-and-lookup (zebra
 //!   sends it for labels that terminate here: an interface, VRF or loopback next hop).
@@ -18,7 +23,7 @@ use netlink_packet_route::route::{
 use netlink_packet_route::AddressFamily;
 
 use crate::error::MsgError;
-use crate::msg::{Key, Message, Op, Path, RouteBody};
+use crate::msg::{Gateway, Key, Message, Op, Path, RouteBody};
 use crate::netlink::Limits;
 
 /// The main routing table.
@@ -27,7 +32,6 @@ const RT_TABLE_MAIN: u32 = 254;
 pub const IMPLICIT_NULL: u32 = 3;
 /// Lowest label that may be an in-label.
 const MIN_IN_LABEL: u32 = 16;
-const AF_INET6: u8 = 10;
 const MPLS_IPTUNNEL_DST: u16 = 1;
 
 /// Decodes a route message body.
@@ -47,6 +51,10 @@ pub fn decode(op: Op, body: &[u8], limits: Limits) -> Result<Message, MsgError> 
     }
     let key = match h.address_family {
         AddressFamily::Inet => ipv4_key(&msg)?,
+        AddressFamily::Inet6 => match ipv6_key(&msg)? {
+            Some(k) => k,
+            None => return Ok(Message::Other(kind_of(op))),
+        },
         AddressFamily::Mpls => label_key(&msg)?,
         f => return Err(MsgError::UnsupportedFamily(u8::from(f))),
     };
@@ -89,6 +97,44 @@ fn ipv4_key(msg: &RouteMessage) -> Result<Key, MsgError> {
         addr: addr & mask,
         len,
     })
+}
+
+/// The netlink message type of a route message (for [`Message::Other`]).
+fn kind_of(op: Op) -> u16 {
+    match op {
+        Op::New => crate::netlink::RTM_NEWROUTE,
+        Op::Del => crate::netlink::RTM_DELROUTE,
+    }
+}
+
+/// The IPv6 prefix, or `None` for a link-local or multicast one (never forwarded).
+fn ipv6_key(msg: &RouteMessage) -> Result<Option<Key>, MsgError> {
+    let len = msg.header.destination_prefix_length;
+    if len > 128 {
+        return Err(MsgError::MalformedRoute(format!(
+            "IPv6 prefix length {len}"
+        )));
+    }
+    let addr = msg
+        .attributes
+        .iter()
+        .find_map(|a| match a {
+            RouteAttribute::Destination(RouteAddress::Inet6(a)) => Some(u128::from(*a)),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let mask = if len == 0 {
+        0
+    } else {
+        u128::MAX << (128 - len)
+    };
+    let addr = addr & mask;
+    let link_local = len >= 10 && addr >> 118 == 0x3fa;
+    let multicast = len >= 8 && addr >> 120 == 0xff;
+    if link_local || multicast {
+        return Ok(None);
+    }
+    Ok(Some(Key::Ipv6 { addr, len }))
 }
 
 fn label_key(msg: &RouteMessage) -> Result<Key, MsgError> {
@@ -163,9 +209,15 @@ fn path(
     for a in attrs {
         match a {
             RouteAttribute::Gateway(RouteAddress::Inet(g))
-            | RouteAttribute::Via(RouteVia::Inet(g)) => gateway = Some(u32::from(*g)),
+            | RouteAttribute::Via(RouteVia::Inet(g)) => gateway = Some(Gateway::V4(u32::from(*g))),
+            RouteAttribute::Gateway(RouteAddress::Inet6(g))
+            | RouteAttribute::Via(RouteVia::Inet6(g)) => {
+                gateway = Some(Gateway::from_v6(u128::from(*g)))
+            }
             RouteAttribute::Gateway(_) | RouteAttribute::Via(_) => {
-                return Err(MsgError::UnsupportedFamily(AF_INET6));
+                return Err(MsgError::MalformedRoute(
+                    "gateway neither IPv4 nor IPv6".into(),
+                ));
             }
             RouteAttribute::NewDestination(stack) => labels = out_labels(stack),
             RouteAttribute::Encap(e) => labels = encap_labels(e)?,

@@ -178,14 +178,15 @@ impl Session {
     pub fn stats(&self) -> &SessionStats {
         &self.stats
     }
-    /// Routes installed now: (IPv4 prefixes, labels).
-    pub fn installed(&self) -> (usize, usize) {
-        let mut n = (0, 0);
+    /// Routes installed now: (IPv4 prefixes, IPv6 prefixes, labels).
+    pub fn installed(&self) -> (usize, usize, usize) {
+        let mut n = (0, 0, 0);
         for (k, s) in &self.routes {
             if s.installed.is_some() {
                 match k {
                     Key::Ipv4 { .. } => n.0 += 1,
-                    Key::Label(_) => n.1 += 1,
+                    Key::Ipv6 { .. } => n.1 += 1,
+                    Key::Label(_) => n.2 += 1,
                 }
             }
         }

@@ -5,7 +5,7 @@
 mod harness;
 
 use fpm::encode::{self, path};
-use fpm::msg::{Key, Message, NexthopBody, Op, Path, RouteBody};
+use fpm::msg::{Gateway, Key, Message, NexthopBody, Op, Path, RouteBody};
 use fpm::netlink::{Limits, Messages};
 use fpm::MsgError;
 use harness::{ip, v4};
@@ -173,7 +173,7 @@ fn two_messages_in_one_frame_like_a_zebra_update() {
 #[test]
 fn nexthop_objects() {
     let single = NexthopBody::Single(Path {
-        gateway: Some(ip(10, 0, 1, 9)),
+        gateway: Some(Gateway::V4(ip(10, 0, 1, 9))),
         ifindex: 5,
         labels: vec![16, 17],
         weight: 1,

@@ -7,14 +7,14 @@ mod harness;
 use std::time::Duration;
 
 use fpm::encode::{self, path};
-use fpm::msg::{Key, NexthopBody, Path, RouteBody};
+use fpm::msg::{Gateway, Key, NexthopBody, Path, RouteBody};
 use fpm::{Hop, State, Target};
 use harness::{ip, paths, v4, H, HOLD, SETTLE};
 
 fn hop(port: u16, via: u32, labels: &[u32], weight: u32) -> Hop {
     Hop {
         port,
-        via,
+        via: Gateway::V4(via),
         labels: labels.to_vec(),
         weight,
     }
@@ -154,7 +154,7 @@ fn next_hop_group_change_moves_every_route_using_it() {
     let mut h = H::new();
     let nh = |g: u32, labels: &[u32]| {
         NexthopBody::Single(Path {
-            gateway: Some(g),
+            gateway: Some(Gateway::V4(g)),
             ifindex: 0,
             labels: labels.to_vec(),
             weight: 1,
@@ -263,7 +263,7 @@ fn hold_time_then_withdraw_everything() {
     assert_eq!(c, vec![(v4(1, 0, 0, 0, 8), None), (Key::Label(500), None)]);
     assert_eq!(h.s.state(), State::Idle);
     assert_eq!(h.s.stats().hold_withdrawals, 1);
-    assert_eq!(h.s.installed(), (0, 0));
+    assert_eq!(h.s.installed(), (0, 0, 0));
 }
 
 #[test]
@@ -328,5 +328,5 @@ fn a_stream_in_one_byte_chunks_gives_the_same_result() {
         bytes.s.feed(std::slice::from_ref(b), bytes.now).unwrap();
     }
     assert_eq!(whole.changes(), bytes.changes());
-    assert_eq!(whole.s.installed(), (20, 0));
+    assert_eq!(whole.s.installed(), (20, 0, 0));
 }

@@ -431,7 +431,11 @@ impl ControlPlane {
         let mut delta = fib.derive();
         if let Some(f) = self.fpm.as_mut() {
             let neighbors = self.reload.as_ref().and_then(|r| r.current());
-            f.set_file_view(&fib, neighbors.map_or(&[][..], |s| &s.neighbors));
+            f.set_file_view(
+                &fib,
+                neighbors.map_or(&[][..], |s| &s.neighbors),
+                neighbors.map_or(&[][..], |s| &s.neighbors6),
+            );
             f.reapply_all(&mut delta, &self.learned);
         }
         let statics = self.statics.clone();
@@ -448,7 +452,9 @@ impl ControlPlane {
     pub fn attach_fpm(&mut self, mut f: crate::fpm::FpmControl) {
         let set = self.reload.as_ref().and_then(|r| r.current());
         let neighbors = set.map_or(&[][..], |s| &s.neighbors);
-        self.rcu.with_current(|fib| f.set_file_view(fib, neighbors));
+        let neighbors6 = set.map_or(&[][..], |s| &s.neighbors6);
+        self.rcu
+            .with_current(|fib| f.set_file_view(fib, neighbors, neighbors6));
         f.set_book(self.book.clone());
         self.fpm = Some(f);
     }

@@ -53,7 +53,12 @@ fn host_route(delta: &FibDelta, n: NbrAddr) -> Option<Ipv4Route> {
 impl Learned {
     /// The learned MAC of `ip` on `port`.
     pub fn get(&self, port: u16, ip: u32) -> Option<[u8; 6]> {
-        self.macs.get(&(port, NbrAddr::V4(ip))).copied()
+        self.get_addr(port, NbrAddr::V4(ip))
+    }
+
+    /// The learned MAC of a neighbour of either family on `port`.
+    pub fn get_addr(&self, port: u16, n: NbrAddr) -> Option<[u8; 6]> {
+        self.macs.get(&(port, n)).copied()
     }
 
     #[cfg(test)]

@@ -271,8 +271,13 @@ pub fn fpm(f: &FpmView) -> String {
         );
         let _ = writeln!(
             o,
-            "  installed: {} ipv4 routes, {} labels (overridden by the routes file: {}, {})",
-            f.ipv4_routes, f.labels, f.overridden_ipv4_routes, f.overridden_labels
+            "  installed: {} ipv4 routes, {} ipv6 routes, {} labels (overridden by the routes file: {}, {}, {})",
+            f.ipv4_routes,
+            f.ipv6_routes,
+            f.labels,
+            f.overridden_ipv4_routes,
+            f.overridden_ipv6_routes,
+            f.overridden_labels
         );
         let _ = writeln!(
             o,

@@ -16,17 +16,34 @@ pub fn ip(a: u8, b: u8, c: u8, d: u8) -> u32 {
     u32::from_be_bytes([a, b, c, d])
 }
 
-/// Port 0: 10.0.0.0/24; port 1: 10.0.1.0/24 and ifindex 5.
+/// 2001:db8:0::/64, 2001:db8:1::/64 (ports 0 and 1) and fe80::/64, as integers.
+pub const DB8_0: u128 = 0x2001_0db8_0000_0000 << 64;
+pub const DB8_1: u128 = 0x2001_0db8_0001_0000 << 64;
+pub const LL: u128 = 0xfe80 << 112;
+
+/// `::ffff:a.b.c.d`, the IPv4-mapped IPv6 address zebra writes for a 6PE next hop.
+pub fn mapped(a: u32) -> u128 {
+    0xffff << 32 | a as u128
+}
+
+pub fn v6(addr: u128, len: u8) -> Key {
+    Key::Ipv6 { addr, len }
+}
+
+/// Port 0: 10.0.0.0/24 and 2001:db8:0::/64; port 1: 10.0.1.0/24, 2001:db8:1::/64 and
+/// ifindex 5; both have fe80::/64.
 pub fn ports() -> PortMap {
     PortMap::new(
         vec![
             PortSubnets {
                 id: 0,
                 subnets: vec![(ip(10, 0, 0, 1), 24)],
+                subnets6: vec![(DB8_0 | 1, 64), (LL | 1, 64)],
             },
             PortSubnets {
                 id: 1,
                 subnets: vec![(ip(10, 0, 1, 1), 24)],
+                subnets6: vec![(DB8_1 | 1, 64), (LL | 1, 64)],
             },
         ],
         HashMap::from([(5, 1)]),

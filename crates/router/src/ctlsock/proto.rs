@@ -219,8 +219,12 @@ pub struct FpmView {
     pub errors: u64,
     /// Entries FPM has in the table now, and those the routes file overrides.
     pub ipv4_routes: u64,
+    #[serde(default)]
+    pub ipv6_routes: u64,
     pub labels: u64,
     pub overridden_ipv4_routes: u64,
+    #[serde(default)]
+    pub overridden_ipv6_routes: u64,
     pub overridden_labels: u64,
     /// Routes in the table by source: `yaml`, `fpm`, `arp`.
     pub routes_by_source: Vec<(Source, u64)>,
@@ -244,8 +248,10 @@ impl FpmView {
             messages: 0,
             errors: 0,
             ipv4_routes: 0,
+            ipv6_routes: 0,
             labels: 0,
             overridden_ipv4_routes: 0,
+            overridden_ipv6_routes: 0,
             overridden_labels: 0,
             routes_by_source: Vec::new(),
             resyncs: 0,

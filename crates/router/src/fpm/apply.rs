@@ -12,17 +12,19 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use config::routes::NeighborSpec;
+use config::routes::{Neighbor6Spec, NeighborSpec};
 use config::startup::PortIface;
+use fpm::msg::Gateway;
 use fpm::{Change, Hop, Key, Target};
 use net::fib::{
     Adjacency, Fib, FibDelta, FibError, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget,
     TtlMode,
 };
 
-use super::stats::FpmStats;
+use super::stats::{kind_index, FpmStats, KINDS};
 
 use crate::learned::Learned;
+use crate::slowpath::NbrAddr;
 
 /// FPM routes, pending changes and the file's view; see the module docs.
 pub struct FpmControl {
@@ -30,8 +32,8 @@ pub struct FpmControl {
     /// What the routes file binds (the last table a reload produced, before FPM routes
     /// and learned neighbours were added).
     file: Option<FibDelta>,
-    /// Static neighbours of the routes file: (port, IPv4 host order) -> MAC.
-    static_macs: HashMap<(u16, u32), [u8; 6]>,
+    /// Static neighbours of the routes file, both families: (port, address) -> MAC.
+    static_macs: HashMap<(u16, NbrAddr), [u8; 6]>,
     pending: Vec<Change>,
     since: Option<Instant>,
     /// When the oldest pending change was read off the socket.
@@ -101,9 +103,20 @@ impl FpmControl {
 
     /// A reload produced `fib` (before learned neighbours) from a file with these static
     /// neighbours: it is the file's view now.
-    pub fn set_file_view(&mut self, fib: &Fib, neighbors: &[NeighborSpec]) {
+    pub fn set_file_view(
+        &mut self,
+        fib: &Fib,
+        neighbors: &[NeighborSpec],
+        neighbors6: &[Neighbor6Spec],
+    ) {
         self.file = Some(fib.derive());
-        self.static_macs = neighbors.iter().map(|n| ((n.port, n.ip), n.mac)).collect();
+        let v4 = neighbors
+            .iter()
+            .map(|n| ((n.port, NbrAddr::V4(n.ip)), n.mac));
+        let v6 = neighbors6
+            .iter()
+            .map(|n| ((n.port, NbrAddr::V6(n.ip)), n.mac));
+        self.static_macs = v4.chain(v6).collect();
     }
 
     /// The precedence rule: whether the routes file binds `key` itself.
@@ -111,6 +124,7 @@ impl FpmControl {
         let Some(f) = &self.file else { return false };
         match key {
             Key::Ipv4 { addr, len } => f.ipv4_route(addr, len).is_some(),
+            Key::Ipv6 { addr, len } => f.ipv6_route(addr, len).is_some(),
             Key::Label(l) => f.label(l).is_some(),
         }
     }
@@ -124,7 +138,7 @@ impl FpmControl {
                 None => self.mirror.remove(&c.key),
             };
             let after = self.mirror.contains_key(&c.key);
-            let i = matches!(c.key, Key::Label(_)) as usize;
+            let i = kind_index(c.key);
             let slot = if self.file_names(c.key) {
                 self.book.set_fpm(c.key, false);
                 &self.stats.overridden[i]
@@ -150,13 +164,13 @@ impl FpmControl {
 
     /// Installs every FPM route the file does not name on a table from a reload.
     pub fn reapply_all(&mut self, delta: &mut FibDelta, learned: &Learned) {
-        let mut active = [0u64; 2];
+        let mut active = [0u64; KINDS.len()];
         let mut installed = Vec::new();
-        let mut overridden = [0u64; 2];
+        let mut overridden = [0u64; KINDS.len()];
         let entries: Vec<(Key, Arc<Target>)> =
             self.mirror.iter().map(|(k, t)| (*k, t.clone())).collect();
         for (k, t) in entries {
-            let i = matches!(k, Key::Label(_)) as usize;
+            let i = kind_index(k);
             if self.file_names(k) {
                 overridden[i] += 1;
             } else {
@@ -187,19 +201,29 @@ impl FpmControl {
         learned: &Learned,
     ) -> Result<(), ApplyError> {
         let uniform = TtlMode::Uniform;
+        let route = |delta: &mut FibDelta| -> Result<Option<Ipv4Route>, ApplyError> {
+            let target = match t {
+                Target::Drop => RouteTarget::Blackhole,
+                Target::Connected { port } => RouteTarget::Connected { port: *port },
+                Target::Forward(h) => RouteTarget::NextHop(self.next_hop(delta, h, learned)?),
+                _ => return Ok(None),
+            };
+            Ok(Some(Ipv4Route {
+                target,
+                ttl_mode: uniform,
+            }))
+        };
         match (key, t) {
             (Key::Ipv4 { addr, len }, _) => {
-                let target = match t {
-                    Target::Drop => RouteTarget::Blackhole,
-                    Target::Connected { port } => RouteTarget::Connected { port: *port },
-                    Target::Forward(h) => RouteTarget::NextHop(self.next_hop(delta, h, learned)?),
-                    _ => return Ok(()),
-                };
-                let route = Ipv4Route {
-                    target,
-                    ttl_mode: uniform,
-                };
-                delta.replace_ipv4_route(addr, len, route)?;
+                if let Some(r) = route(delta)? {
+                    delta.replace_ipv4_route(addr, len, r)?;
+                }
+                Ok(())
+            }
+            (Key::Ipv6 { addr, len }, _) => {
+                if let Some(r) = route(delta)? {
+                    delta.replace_ipv6_route(addr, len, r)?;
+                }
                 Ok(())
             }
             (Key::Label(l), _) => {
@@ -231,10 +255,23 @@ impl FpmControl {
             let Some(p) = self.ports.get(h.port as usize) else {
                 return Err(ApplyError::Port(h.port));
             };
+            let n = match h.via {
+                Gateway::V4(a) => NbrAddr::V4(a),
+                Gateway::V6(a) => NbrAddr::V6(a),
+            };
             let mac = learned
-                .get(h.port, h.via)
-                .or_else(|| self.static_macs.get(&(h.port, h.via)).copied());
-            let adj = Adjacency::new(h.port, p.mtu, h.via.to_be_bytes(), mac, p.mac, &h.labels);
+                .get_addr(h.port, n)
+                .or_else(|| self.static_macs.get(&(h.port, n)).copied());
+            // An IPv6 neighbour is resolved by NDP and carries IPv6 when no label is
+            // pushed (a PHP towards it exposes IPv6); an IPv4 one by ARP.
+            let adj = match n {
+                NbrAddr::V4(a) => {
+                    Adjacency::new(h.port, p.mtu, a.to_be_bytes(), mac, p.mac, &h.labels)
+                }
+                NbrAddr::V6(a) => {
+                    Adjacency::new_v6(h.port, p.mtu, a.to_be_bytes(), mac, p.mac, &h.labels)
+                }
+            };
             members.push((delta.intern_adjacency(adj), h.weight));
         }
         match members.as_slice() {
@@ -259,6 +296,10 @@ fn remove(delta: &mut FibDelta, key: Key) -> Result<(), ApplyError> {
             delta.remove_ipv4_route(addr, len)?;
             Ok(())
         }
+        Key::Ipv6 { addr, len } => {
+            delta.remove_ipv6_route(addr, len)?;
+            Ok(())
+        }
         Key::Label(l) => {
             delta.remove_label(l);
             Ok(())
@@ -273,3 +314,7 @@ mod tests;
 #[cfg(test)]
 #[path = "apply_book_tests.rs"]
 mod book_tests;
+
+#[cfg(test)]
+#[path = "apply6_tests.rs"]
+mod tests6;

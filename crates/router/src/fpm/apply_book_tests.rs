@@ -28,10 +28,10 @@ fn the_book_names_what_fpm_installed_and_nothing_else() {
     let mut f = FpmControl::new(Duration::ZERO, ports, Arc::default());
     let book = Arc::new(SourceBook::default());
     f.set_book(book.clone());
-    f.set_file_view(&fib, &set.neighbors);
+    f.set_file_view(&fib, &set.neighbors, &set.neighbors6);
     let hop = Hop {
         port: 1,
-        via: 0x0a00_0102,
+        via: fpm::msg::Gateway::V4(0x0a00_0102),
         labels: vec![100],
         weight: 1,
     };

@@ -51,7 +51,7 @@ fn set(key: Key, t: Target) -> Change {
 fn fwd(labels: &[u32]) -> Target {
     Target::Forward(vec![Hop {
         port: 1,
-        via: ip(10, 0, 1, 2),
+        via: Gateway::V4(ip(10, 0, 1, 2)),
         labels: labels.to_vec(),
         weight: 1,
     }])
@@ -72,7 +72,7 @@ fn control() -> (FpmControl, Fib, Arc<FpmStats>) {
     let (set, fib) = compile(FILE);
     let stats = Arc::new(FpmStats::default());
     let mut c = FpmControl::new(Duration::ZERO, ports(), stats.clone());
-    c.set_file_view(&fib, &set.neighbors);
+    c.set_file_view(&fib, &set.neighbors, &set.neighbors6);
     (c, fib, stats)
 }
 
@@ -127,7 +127,7 @@ fn when_the_file_stops_naming_a_prefix_the_fpm_route_comes_back() {
     assert_eq!(pushed(&d, ip(203, 0, 113, 0), 24).unwrap().0, vec![777]);
     // A reload without the prefix: the FPM route is re-applied on the new table.
     let (set2, fib2) = compile("neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n");
-    c.set_file_view(&fib2, &set2.neighbors);
+    c.set_file_view(&fib2, &set2.neighbors, &set2.neighbors6);
     let mut d2 = fib2.derive();
     c.reapply_all(&mut d2, &Learned::default());
     assert_eq!(pushed(&d2, ip(203, 0, 113, 0), 24).unwrap().0, vec![100]);
@@ -142,7 +142,7 @@ fn label_entries_and_drops_are_installed() {
     let hop = |labels: &[u32]| {
         vec![Hop {
             port: 1,
-            via: ip(10, 0, 1, 2),
+            via: Gateway::V4(ip(10, 0, 1, 2)),
             labels: labels.to_vec(),
             weight: 1,
         }]

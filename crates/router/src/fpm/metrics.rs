@@ -9,7 +9,7 @@ use fpm::{State, ERROR_REASONS, MESSAGE_KINDS};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Counter, Gauge, LabelPair, Metric, MetricFamily, MetricType};
 
-use super::stats::FpmStats;
+use super::stats::{FpmStats, KINDS};
 use crate::metrics::ControlStats;
 
 const C: MetricType = MetricType::COUNTER;
@@ -123,14 +123,15 @@ impl Collector for FpmCollector {
         for (i, r) in ERROR_REASONS.iter().enumerate() {
             errs = errs.add(&[("reason", r)], s.errors[i].load(Relaxed) as f64);
         }
-        let active = [s.active[0].load(Relaxed), s.active[1].load(Relaxed)];
+        let active = s.active.each_ref().map(|a| a.load(Relaxed));
         let fib = [
             self.control.fib_ipv4_routes.load(Relaxed),
+            self.control.fib_ipv6_routes.load(Relaxed),
             self.control.fib_labels.load(Relaxed),
         ];
         let mut by_source = Fam::new("mplsrouter_fib_entries_by_source");
         let mut over = Fam::new("mplsrouter_fpm_overridden");
-        for (i, kind) in ["ipv4", "label"].iter().enumerate() {
+        for (i, kind) in KINDS.iter().enumerate() {
             by_source = by_source
                 .add(&[("source", "fpm"), ("kind", kind)], active[i] as f64)
                 .add(

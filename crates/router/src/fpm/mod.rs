@@ -43,7 +43,7 @@ fn ifindex_of(name: &str) -> Option<u32> {
 
 /// ifindex -> port: the control interfaces' ifindexes (`control`) first, then the
 /// config's `fpm.interfaces` (ifnames resolved now) for the others; and the ports'
-/// subnets for next hops on neither.
+/// subnets (IPv4 and IPv6) for next hops on neither.
 pub fn port_map(cfg: &FpmConfig, ports: &[PortIface], control: &[(u32, u16)]) -> PortMap {
     let mut by_ifindex: HashMap<u32, u16> = HashMap::new();
     for (i, port) in &cfg.interfaces {
@@ -70,6 +70,7 @@ pub fn port_map(cfg: &FpmConfig, ports: &[PortIface], control: &[(u32, u16)]) ->
         .map(|p| PortSubnets {
             id: p.id,
             subnets: p.addresses.iter().map(|c| (c.addr, c.len)).collect(),
+            subnets6: p.addresses6.iter().map(|c| (c.addr, c.len)).collect(),
         })
         .collect();
     PortMap::new(subnets, by_ifindex)

@@ -6,6 +6,19 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use fpm::{SessionStats, State, ERROR_REASONS, MESSAGE_KINDS};
 use prometheus::{Histogram, HistogramOpts};
 
+/// What FPM installs, as counted and labelled (`kind`): IPv4 prefixes, IPv6 prefixes,
+/// label entries.
+pub const KINDS: [&str; 3] = ["ipv4", "ipv6", "label"];
+
+/// The index of `key`'s kind in [`KINDS`].
+pub fn kind_index(key: fpm::Key) -> usize {
+    match key {
+        fpm::Key::Ipv4 { .. } => 0,
+        fpm::Key::Ipv6 { .. } => 1,
+        fpm::Key::Label(_) => 2,
+    }
+}
+
 #[derive(Debug)]
 pub struct FpmStats {
     /// Index into [`State::ALL`].
@@ -19,9 +32,9 @@ pub struct FpmStats {
     pub hold_withdrawals: AtomicU64,
     /// Unix time of the last completed resync in milliseconds (0: never).
     pub last_resync_ms: AtomicU64,
-    /// FPM entries in the table now, and those the routes file overrides: ipv4, labels.
-    pub active: [AtomicU64; 2],
-    pub overridden: [AtomicU64; 2],
+    /// FPM entries in the table now, and those the routes file overrides, by [`KINDS`].
+    pub active: [AtomicU64; KINDS.len()],
+    pub overridden: [AtomicU64; KINDS.len()],
     /// Tables published for FPM changes, and changes the table refused.
     pub publishes: AtomicU64,
     pub rejected: AtomicU64,
