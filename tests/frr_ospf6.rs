@@ -5,7 +5,8 @@
 //! bgpd on those interfaces. OSPFv3 hellos to ff02::5 go up as link-local multicast,
 //! its unicast packets to R's link-local address as local delivery, R's go down the TAP;
 //! BGP runs over TCP between global addresses, the kernel resolving A by the NDP the
-//! router mirrors up. FRR's `show ... json` is the oracle.
+//! router mirrors up. R's zebra feeds the router over FPM, and the router forwards by
+//! those IPv6 routes. FRR's `show ... json` and the hosts' `ping -6` are the oracles.
 //!
 //! Needs root and Debian's frr (tests/frr/harness.rs); skipped with a message otherwise.
 #![forbid(unsafe_code)]
@@ -106,6 +107,10 @@ fn topology() -> (Frr, Frr, Frr, common::Router) {
     ] {
         ip_in(&f.ns, &["addr", "add", ip, "dev", i, "nodad"]);
         ip_in(&f.ns, &["addr", "add", lo, "dev", "lo"]);
+        if f.ns == a.ns {
+            // A answers for an address of the prefix it announces by BGP.
+            ip_in(&f.ns, &["addr", "add", "2001:db8:99::1/128", "dev", "lo"]);
+        }
         // zebra's kernel writes are swallowed by the shim: a kernel default route.
         ip_in(&f.ns, &["-6", "route", "add", "default", "via", gw]);
     }
@@ -204,6 +209,14 @@ fn ospf6_route(r: &Frr, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// `ping -6 -c COUNT -I SRC DST` in `from`'s namespace (1 s per reply at most).
+fn ping6(from: &Frr, src: &str, dst: &str, count: &str) -> std::process::Output {
+    let args = [
+        "ping", "-6", "-c", count, "-i", "0.2", "-W", "1", "-I", src, dst,
+    ];
+    from.exec(&args).output().unwrap()
+}
+
 /// Polls `f` every 250 ms until it returns Some or `limit` passes.
 fn poll<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
@@ -273,6 +286,26 @@ fn ospf6_and_bgp_over_ipv6_through_the_control_interfaces() {
         logs(&a, &b, &r)
     );
     eprintln!("BGP Established after {:?}", t0.elapsed());
+
+    // zebra's routes reach the router over FPM and it forwards by them: A's loopback to
+    // B's (OSPFv3 routes via link-local next hops), B to A's BGP prefix (via A's global
+    // address). The hosts' ping -6 is the oracle.
+    for (from, src, dst) in [
+        (&a, "2001:db8:ff::1", "2001:db8:ff::3"),
+        (&b, "2001:db8:2::1", "2001:db8:99::1"),
+    ] {
+        let ok = poll(Duration::from_secs(20), || {
+            ping6(from, src, dst, "1").status.success().then_some(())
+        });
+        let out = ping6(from, src, dst, "3");
+        assert!(
+            ok.is_some() && out.status.success(),
+            "ping -6 -I {src} {dst} through R: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            logs(&a, &b, &r)
+        );
+    }
+    eprintln!("forwarded by FRR's IPv6 routes after {:?}", t0.elapsed());
 
     let out = router.stop();
     for l in out.lines().filter(|l| l.starts_with("control interfaces:")) {
