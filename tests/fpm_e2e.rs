@@ -36,7 +36,12 @@ struct Net {
 
 impl Net {
     fn new() -> Net {
-        let mut ns = common::Netns::new("fpm");
+        Net::tagged("fpm")
+    }
+
+    /// The same with namespaces named after `tag` (one per test of this binary).
+    fn tagged(tag: &str) -> Net {
+        let mut ns = common::Netns::new(tag);
         let (r, a, b) = (ns.add("r"), ns.add("a"), ns.add("b"));
         let net = Net {
             r,
@@ -196,7 +201,7 @@ fn first_table() -> Vec<Vec<u8>> {
         encode::nexthop(
             7,
             Some(&NexthopBody::Single(Path {
-                gateway: Some(gw(GW2)),
+                gateway: Some(gw(GW2).into()),
                 ifindex: 77,
                 labels: vec![400],
                 weight: 1,
@@ -634,7 +639,7 @@ fn seen6(pcap: &std::path::Path) -> Seen6 {
         ],
     )
     .into_iter()
-    .filter(|d| d.get("eth.src") == "02:00:00:00:01:01" && !d.get("ipv6.dst").is_empty())
+    .filter(|d| d.get("eth.src") == "02:00:00:00:01:01" && !d.get("udp.srcport").is_empty())
     .map(|d| {
         let v = (
             d.list("mpls.label"),
@@ -669,7 +674,7 @@ fn fpm_ipv6_routes_native_6pe_ecmp_labels_forward_and_resync_sweeps() {
         return;
     }
     let dir = TempDir::new("fpm-e2e6");
-    let mut net = Net::new();
+    let mut net = Net::tagged("fpm6");
     let routes = "neighbors:\n  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}\n  \
                   - {ip: \"2001:db8:1::2\", mac: \"02:00:00:00:01:02\"}\n\
                   ipv6:\n  - {prefix: \"2001:db8:f::/48\", via: \"2001:db8:1::2\", push: [777]}\n";

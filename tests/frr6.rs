@@ -56,13 +56,16 @@ fn addr(n: u16, h: u8) -> [u8; 16] {
 }
 
 /// zebra's names -> the router's: interfaces, and each gateway's MAC (the routes file's
-/// static neighbours; 6PE's `::ffff:10.0.1.2` is the IPv4 neighbour 10.0.1.2).
+/// static neighbours; 6PE's `::ffff:10.0.1.2` is the IPv4 neighbour 10.0.1.2, whose MAC
+/// differs from 2001:db8:1::2's on the same link, so the two cannot be confused; the
+/// host captures promiscuously).
 fn world() -> World {
     let mut w = scenario::world();
     for (gw, mac) in [
-        ("2001:db8:1::2", "02:00:00:00:01:02"),
+        ("2001:db8:1::2", "02:00:00:00:01:62"),
         ("2001:db8:2::2", "02:00:00:00:02:02"),
-        ("::ffff:10.0.1.2", "02:00:00:00:01:02"),
+        // FRR writes ::ffff:10.0.1.2 in hex.
+        ("::ffff:a00:102", "02:00:00:00:01:02"),
     ] {
         w.macs.insert(gw.into(), mac.into());
     }
@@ -265,13 +268,12 @@ fn frr_ipv6_static_routes_and_6pe_forward_through_the_router() {
     let mut routes = String::from("neighbors:\n");
     for (ip, mac) in [
         ("10.0.1.2", "02:00:00:00:01:02"),
-        ("\"2001:db8:1::2\"", "02:00:00:00:01:02"),
+        ("\"2001:db8:1::2\"", "02:00:00:00:01:62"),
         ("\"2001:db8:2::2\"", "02:00:00:00:02:02"),
     ] {
         routes += &format!("  - {{ip: {ip}, mac: \"{mac}\"}}\n");
     }
     let mut router = router::start(&frr.ns, &dir, &ports, fpm, &routes);
-    let sock = router.control_socket();
     frr.start_zebra();
     frr.start_staticd();
 
@@ -308,6 +310,7 @@ fn frr_ipv6_static_routes_and_6pe_forward_through_the_router() {
     // What zebra installed (statics and connected subnets) is what the router holds,
     // less what its own port subnets override.
     let zebra_has = installed_count(&frr);
+    let sock = router.control_socket();
     wait_until(
         "show fpm counts zebra's IPv6 routes",
         Duration::from_secs(5),
@@ -349,5 +352,8 @@ fn frr_ipv6_static_routes_and_6pe_forward_through_the_router() {
     );
     let out = router.stop();
     assert!(!out.contains("panicked"), "{out}");
-    eprintln!("frr ipv6: total {:?}", t0.elapsed());
+    eprintln!(
+        "frr ipv6: zebra's {full:?} then {after:?}; total {:?}",
+        t0.elapsed()
+    );
 }

@@ -149,7 +149,7 @@ fn main() {
     let mut buf = Vec::new();
     for g in 1..=4u32 {
         let nh = Path {
-            gateway: Some(u32::from_be_bytes([10, 0, 1, 1 + g as u8])),
+            gateway: Some(u32::from_be_bytes([10, 0, 1, 1 + g as u8]).into()),
             ifindex: 0,
             labels: vec![1000 + g],
             weight: 1,
