@@ -153,8 +153,8 @@ impl StartupCheck {
         }
         let Some(c) = &self.cpif else { return };
         for (r, n) in self.ports.iter().zip(now) {
-            if r.addresses != n.addresses {
-                if let Err(e) = c.set_addresses(n.id, &n.addresses) {
+            if r.addresses != n.addresses || r.addresses6 != n.addresses6 {
+                if let Err(e) = c.set_addresses(n) {
                     eprintln!("cpif: port {:?}: addresses not set: {e}", n.name);
                 }
             }

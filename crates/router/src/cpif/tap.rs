@@ -9,9 +9,8 @@ use std::sync::atomic::{
 use std::sync::{Arc, RwLock};
 
 use config::startup::{ControlIfaceConfig, PortIface};
-use config::types::Cidr;
 
-use super::link::{self, LinkError};
+use super::link::{self, LinkError, TapAddrs};
 use super::stats::CpifStats;
 use crate::metrics::ControlStats;
 
@@ -90,20 +89,24 @@ pub struct ControlIfaces {
     control: Arc<ControlStats>,
     /// Bumped after an interface is recreated (new ifindex): FPM rebuilds its map.
     generation: AtomicU64,
-    /// Each port's IPv4 addresses now (they follow the startup config on SIGHUP): what a
-    /// recreated interface gets.
-    addresses: RwLock<Vec<Vec<Cidr>>>,
+    /// Each port's interface addresses now (they follow the startup config on SIGHUP):
+    /// what a recreated interface gets.
+    addresses: RwLock<Vec<TapAddrs>>,
 }
 
-/// Creates and configures one TAP; its ifindex.
-fn open(c: &ControlIfaceConfig, port: &PortIface) -> Result<(File, u32), CpifError> {
+/// Creates and configures one TAP with `addrs`; its ifindex.
+fn open(
+    c: &ControlIfaceConfig,
+    port: &PortIface,
+    addrs: &TapAddrs,
+) -> Result<(File, u32), CpifError> {
     let f = dpdk::tap::open_tap(&c.name).map_err(|error| CpifError::Create {
         port: port.name.clone(),
         name: c.name.clone(),
         hint: hint(&error),
         error,
     })?;
-    let ifindex = link::configure(&c.name, port).map_err(|error| CpifError::Configure {
+    let ifindex = link::configure(&c.name, port, addrs).map_err(|error| CpifError::Configure {
         port: port.name.clone(),
         name: c.name.clone(),
         error,
@@ -122,7 +125,7 @@ impl ControlIfaces {
         let mut by_port = vec![None; ports.len()];
         for c in cfgs {
             let port = &ports[c.port as usize];
-            let (f, ifindex) = open(c, port)?;
+            let (f, ifindex) = open(c, port, &TapAddrs::of(port))?;
             by_port[c.port as usize] = Some(taps.len());
             taps.push(Tap {
                 port: c.port,
@@ -137,7 +140,7 @@ impl ControlIfaces {
             ports: ports.to_vec(),
             control,
             generation: AtomicU64::new(0),
-            addresses: RwLock::new(ports.iter().map(|p| p.addresses.clone()).collect()),
+            addresses: RwLock::new(ports.iter().map(TapAddrs::of).collect()),
         })
     }
 
@@ -180,17 +183,19 @@ impl ControlIfaces {
         }
     }
 
-    /// Gives `port`'s interface (if it has one) the addresses `now` in place of the ones
-    /// it has; the error names the `ip` command that failed.
-    pub fn set_addresses(&self, port: u16, now: &[Cidr]) -> Result<(), link::LinkError> {
+    /// Gives `now`'s interface (if it has one) the port's addresses, IPv4 and IPv6, in
+    /// place of the ones it has; the error names the `ip` command that failed.
+    pub fn set_addresses(&self, now: &PortIface) -> Result<(), link::LinkError> {
         let mut addrs = self.addresses.write().expect("not poisoned");
-        let Some(old) = addrs.get_mut(port as usize) else {
+        let Some(old) = addrs.get_mut(now.id as usize) else {
             return Ok(());
         };
-        if let Some(tap) = self.of_port(port) {
-            link::set_addresses(&tap.name, old, now)?;
+        let tap = self.of_port(now.id);
+        let now = TapAddrs::of(now);
+        if let Some(tap) = tap {
+            link::set_addresses(&tap.name, old, &now)?;
         }
-        *old = now.to_vec();
+        *old = now;
         Ok(())
     }
 
@@ -200,11 +205,9 @@ impl ControlIfaces {
             port: tap.port,
             name: tap.name.clone(),
         };
-        let mut port = self.ports[tap.port as usize].clone();
-        let addrs = self.addresses.read().expect("not poisoned");
-        port.addresses = addrs[tap.port as usize].clone();
-        drop(addrs);
-        let (f, ifindex) = open(&c, &port)?;
+        let port = &self.ports[tap.port as usize];
+        let addrs = self.addresses.read().expect("not poisoned")[tap.port as usize].clone();
+        let (f, ifindex) = open(&c, port, &addrs)?;
         tap.ifindex.store(ifindex, Relaxed);
         *tap.file.write().expect("not poisoned") = Some(Arc::new(f));
         self.generation.fetch_add(1, Release);
