@@ -22,19 +22,32 @@ pub enum Source {
     Yaml,
     /// FRR's zebra over FPM.
     Fpm,
-    /// A host route for a neighbour learned by ARP.
+    /// A host route for a neighbour learned by ARP (or, for IPv6, by NDP).
     Arp,
+}
+
+/// An address family of the routing table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddrFamily {
+    Ipv4,
+    Ipv6,
 }
 
 /// One request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
-    /// IPv4 routes: the longest match of an address, the entries under a prefix, or all.
+    /// Routes of one family: the longest match of an address, the entries under a
+    /// prefix, or all.
     ShowRoutes {
-        /// `A.B.C.D` (longest match) or `A.B.C.D/N` (entries under it); none: all.
+        /// `A.B.C.D` or an IPv6 address (longest match), `A.B.C.D/N` or `X::/N` (entries
+        /// under it); none: all of `family`.
         #[serde(default)]
         prefix: Option<String>,
+        /// The table listed without a prefix (default `ipv4`); a prefix names its own.
+        #[serde(default)]
+        family: Option<AddrFamily>,
         #[serde(default)]
         source: Option<Source>,
         #[serde(default)]
@@ -324,7 +337,8 @@ pub struct SlowPathView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HopView {
     pub port: String,
-    /// The neighbour's IPv4 address.
+    /// The neighbour's address: IPv6 for an IPv6 neighbour, else IPv4 (a 6PE route's
+    /// next hop is the IPv4 address of the LSP's next hop).
     pub via: String,
     /// The neighbour's MAC; none while unresolved.
     pub mac: Option<String>,
@@ -444,6 +458,13 @@ pub struct WorkerView {
 pub struct TableView {
     pub generation: u64,
     pub ipv4_routes: u64,
+    #[serde(default)]
+    pub ipv6_routes: u64,
+    /// Bytes a lookup can read in the IPv4 and IPv6 longest-prefix-match tables.
+    #[serde(default)]
+    pub lpm4_bytes: u64,
+    #[serde(default)]
+    pub lpm6_bytes: u64,
     pub labels: u64,
     pub next_hops: u64,
     pub ecmp_groups: u64,
