@@ -338,3 +338,83 @@ fn static_ipv6_neighbours_say_static_and_the_table_has_both_families() {
         (5, 13, 10, 20)
     );
 }
+
+fn lookup(h: &Handler, fib: &Fib, req: LookupRequest) -> LookupReply {
+    let line = serde_json::to_string(&Request::Lookup(req)).unwrap();
+    match ask(h, fib, &line) {
+        Reply::Lookup(l) => *l,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn to6(dst: &str, ttl: u8) -> LookupRequest {
+    LookupRequest {
+        dst: Some(dst.into()),
+        src: Some("2001:db8::7".into()),
+        ttl: Some(ttl),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn lookup_of_ipv6_native_6pe_label_and_expiry() {
+    let (h, fib) = setup();
+    // Native: the /40's neighbour, hop limit one less, the frame's own bytes agree.
+    let l = lookup(&h, &fib, to6("2001:db8:1ff::1", 64));
+    assert_eq!(
+        (l.verdict.as_str(), l.out_port.as_deref()),
+        ("forward", Some("out"))
+    );
+    assert_eq!(l.route.as_ref().unwrap().prefix, "2001:db8:100::/40");
+    assert_eq!(l.next_hop.as_ref().unwrap().via, "2001:db8:1::2");
+    assert_eq!(l.dst_mac.as_deref(), Some("02:00:00:00:01:02"));
+    assert_eq!((l.out_ip_ttl, l.out_labels.len()), (Some(63), 0));
+    let out = l.frame_out.unwrap();
+    assert_eq!(&out[24..28], "86dd", "IPv6 ethertype");
+    assert_eq!(&out[28..29], "6", "version");
+    assert_eq!(
+        &l.frame_in[(14 + 7) * 2..(14 + 8) * 2],
+        "40",
+        "hop limit 64 in"
+    );
+    assert_eq!(&out[(14 + 7) * 2..(14 + 8) * 2], "3f", "hop limit 63 out");
+    // 6PE: the IPv4 LSP's label (uniform TTL: the hop limit less one), IPv6 below it.
+    let l = lookup(&h, &fib, to6("2001:db8:400::1", 64));
+    assert_eq!(l.next_hop.as_ref().unwrap().via, "10.0.1.2");
+    let lab: Vec<(u32, bool, u8)> = l
+        .out_labels
+        .iter()
+        .map(|x| (x.label, x.bos, x.ttl))
+        .collect();
+    assert_eq!(lab, [(300, true, 63)]);
+    assert_eq!(l.out_ip_ttl, Some(63));
+    // PHP by label 1000 to the IPv6 neighbour: no route lookup, the label entry named.
+    let l = lookup(
+        &h,
+        &fib,
+        LookupRequest {
+            label: Some(1000),
+            ..to6("2001:db8:100::9", 30)
+        },
+    );
+    assert_eq!(l.label_entry.as_ref().unwrap().action, "pop");
+    assert!(l.route.is_none());
+    assert_eq!((l.out_labels.len(), l.out_ip_ttl), (0, Some(29)));
+    assert_eq!(l.next_hop.as_ref().unwrap().via, "2001:db8:1::2");
+    // Hop limit 1: punted for ICMPv6 time exceeded; blackhole: dropped.
+    let l = lookup(&h, &fib, to6("2001:db8:1ff::1", 1));
+    assert_eq!(
+        (l.verdict.as_str(), l.reason.as_deref()),
+        ("slow_path", Some("ttl_expired"))
+    );
+    let l = lookup(&h, &fib, to6("2001:db8:500::1", 64));
+    assert_eq!(l.verdict, "drop");
+    assert_eq!(l.route.unwrap().target, "blackhole");
+    // Mixed families are refused.
+    let e = error(
+        &h,
+        &fib,
+        r#"{"cmd":"lookup","dst":"2001:db8::9","src":"10.0.0.9"}"#,
+    );
+    assert!(e.contains("not an IPv6 address"), "{e}");
+}

@@ -131,14 +131,15 @@ pub const MAX_TRACE_COUNT: usize = 1000;
 pub const DEFAULT_TRACE_MS: u64 = 10_000;
 pub const MAX_TRACE_MS: u64 = 60_000;
 
-/// A synthetic packet: IPv4 to `dst`, optionally under one label.
+/// A synthetic packet: IPv4 or IPv6 (by the addresses given) to `dst`, optionally under
+/// one label.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LookupRequest {
     /// Receiving port name (default: the first port).
     #[serde(default)]
     pub in_port: Option<String>,
-    /// IPv4 destination (default 198.51.100.1 under a label).
+    /// IPv4 or IPv6 destination (default 198.51.100.1 under a label).
     #[serde(default)]
     pub dst: Option<String>,
     /// Top (and only) label; none: a plain IPv4 packet.
@@ -152,7 +153,7 @@ pub struct LookupRequest {
     pub sport: Option<u16>,
     #[serde(default)]
     pub dport: Option<u16>,
-    /// IPv4 TTL (and the label's TTL), default 64.
+    /// IPv4 TTL or IPv6 hop limit (and the label's TTL), default 64.
     #[serde(default)]
     pub ttl: Option<u8>,
 }
@@ -489,7 +490,7 @@ pub struct LabelOut {
 pub struct LookupReply {
     pub generation: u64,
     pub in_port: String,
-    /// The route the IPv4 lookup used, if it ran.
+    /// The route the IP lookup (IPv4 or IPv6) used, if it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<RouteView>,
     /// The entry of the top label, for a labelled packet.
