@@ -291,6 +291,12 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     traffic(&dir, 100, 20); // played once: 100 forwarded, 20 dropped (no route)
     let cfg = common::pcap_config(&dir, "");
+    // The ports' IPv6 subnets, for ROUTES' IPv6 neighbour.
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "addresses: [10.0.1.1/24]",
+        "addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]",
+    );
+    std::fs::write(&cfg, text).unwrap();
     let router = LiveRouter::start(&cfg, 25.0);
     let url = format!("http://{}/metrics", router.metrics);
     let scrape = router.scrape_until("the pcap is played", Duration::from_secs(5), |s| {
