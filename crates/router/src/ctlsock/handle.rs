@@ -119,7 +119,7 @@ impl Handler {
             Request::ShowWorkers {} => Reply::Workers {
                 workers: live.workers(),
             },
-            Request::ShowTable {} => Reply::Table(live.table()),
+            Request::ShowTable {} => Reply::Table(Box::new(live.table())),
             Request::ShowFpm {} => {
                 let mut v = live.fpm();
                 v.routes_by_source = self.names().routes_by_source(fib);

@@ -503,10 +503,7 @@ fn malformed_requests_get_an_error_never_a_panic() {
     let r = h.handle(&[0xff, 0xfe, b'{'], &fib, &NoLive);
     assert!(!r.ok);
     let r = ask(&h, &fib, r#"{"cmd":"show_table"}"#);
-    assert!(matches!(
-        r.result,
-        Some(Reply::Table(TableView { generation: 7, .. }))
-    ));
+    assert!(matches!(r.result, Some(Reply::Table(t)) if t.generation == 7));
 }
 
 #[test]

@@ -194,7 +194,7 @@ pub enum Reply {
     Neighbors { neighbors: Vec<NeighborView> },
     Ports { ports: Vec<PortView> },
     Workers { workers: Vec<WorkerView> },
-    Table(TableView),
+    Table(Box<TableView>),
     Lookup(Box<LookupReply>),
     Trace { packets: Vec<TracedPacket> },
     Capture(CaptureReply),
