@@ -125,3 +125,35 @@ fn check_accepts_the_shipped_configs_and_rejects_a_bad_one_with_positions() {
         "{e}"
     );
 }
+
+#[test]
+fn check_reports_ipv6_mistakes_with_positions() {
+    let dir = std::env::temp_dir().join(format!("mplsrouter-check6-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("startup.yaml"),
+        "ports:\n  - {name: out, vdev: net_null0, addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]}\nroutes: routes.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("routes.yaml"),
+        "ipv6:\n  - {prefix: \"2001:db8:100::1/40\", via: \"2001:db8:1::2\"}\n  - {prefix: \"2001:db8:200::/40\", via: 10.0.1.2}\n",
+    )
+    .unwrap();
+    let out = bin()
+        .arg("check")
+        .arg(dir.join("startup.yaml"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("routes.yaml:2:14: ipv6[0].prefix") && e.contains("host bits"),
+        "{e}"
+    );
+    assert!(
+        e.contains("routes.yaml:3:40: ipv6[1].via") && e.contains("6PE"),
+        "{e}"
+    );
+}

@@ -18,17 +18,24 @@ use traffic::{write_pcap, FrameSpec};
 const ROUTES: &str = "
 neighbors:
   - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}
+  - {ip: \"2001:db8:1::2\", mac: \"02:00:00:00:01:02\"}
 ipv4:
   - {prefix: 198.51.100.0/24, via: 10.0.1.2}
+ipv6:
+  - {prefix: \"2001:db8:100::/40\", via: \"2001:db8:1::2\"}
 ";
 
-/// ROUTES plus the prefix the no_route frames go to.
+/// ROUTES plus the prefix the no_route frames go to, and one IPv6 prefix.
 const ROUTES_RELOADED: &str = "
 neighbors:
   - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\"}
+  - {ip: \"2001:db8:1::2\", mac: \"02:00:00:00:01:02\"}
 ipv4:
   - {prefix: 198.51.100.0/24, via: 10.0.1.2}
   - {prefix: 203.0.113.0/24, via: 10.0.1.2}
+ipv6:
+  - {prefix: \"2001:db8:100::/40\", via: \"2001:db8:1::2\"}
+  - {prefix: \"2001:db8:200::/40\", via: \"2001:db8:1::2\"}
 ";
 
 fn udp(dst: [u8; 4], port: u16) -> Vec<u8> {
@@ -57,8 +64,8 @@ fn infinite_config(dir: &TempDir, tag: &str) -> std::path::PathBuf {
     let cfg = format!(
         "eal: {{lcores: \"0,1\", no_huge: true, memory_mb: 256, file_prefix: mplsr-{tag}-{pid}}}\n\
          ports:\n\
-         \x20 - {{name: in, vdev: \"net_pcap_{tag}{pid},rx_pcap={d}/in.pcap,infinite_rx=1\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24]}}\n\
-         \x20 - {{name: out, vdev: \"net_null_{tag}{pid},no-rx=1\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24]}}\n\
+         \x20 - {{name: in, vdev: \"net_pcap_{tag}{pid},rx_pcap={d}/in.pcap,infinite_rx=1\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24, \"2001:db8::1/64\"]}}\n\
+         \x20 - {{name: out, vdev: \"net_null_{tag}{pid},no-rx=1\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]}}\n\
          routes: routes.yaml\n\
          metrics_listen: 127.0.0.1:0\n\
          idle: {{backoff: {{}}}}\n",
@@ -204,6 +211,12 @@ fn counters_only_grow_across_scrapes_and_a_reload_with_a_fixed_bounded_series_se
         value(&last, "mplsrouter_fib_ipv4_routes"),
         value(&before, "mplsrouter_fib_ipv4_routes") + 1.0
     );
+    // Table sizes per family: 2 connected + 2 local + the neighbour's /128 + the file's
+    // IPv6 routes (1, then 2); the Lpm6 is not empty.
+    assert_eq!(value(&before, "mplsrouter_fib_ipv6_routes"), 6.0);
+    assert_eq!(value(&last, "mplsrouter_fib_ipv6_routes"), 7.0);
+    assert!(value(&last, "mplsrouter_fib_lpm_bytes{family=\"ipv6\"}") > 0.0);
+    assert!(value(&last, "mplsrouter_fib_lpm_bytes{family=\"ipv4\"}") > 0.0);
     // The new route took effect: no more no_route drops (a burst in flight at the swap
     // may still count), yet the counter did not go back to zero.
     assert!(value(&last, no_route) >= no_route_at_reload);
@@ -278,6 +291,12 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     traffic(&dir, 100, 20); // played once: 100 forwarded, 20 dropped (no route)
     let cfg = common::pcap_config(&dir, "");
+    // The ports' IPv6 subnets, for ROUTES' IPv6 neighbour.
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "addresses: [10.0.1.1/24]",
+        "addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]",
+    );
+    std::fs::write(&cfg, text).unwrap();
     let router = LiveRouter::start(&cfg, 25.0);
     let url = format!("http://{}/metrics", router.metrics);
     let scrape = router.scrape_until("the pcap is played", Duration::from_secs(5), |s| {

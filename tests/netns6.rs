@@ -347,6 +347,13 @@ fn ndp_the_host_resolves_the_router_and_the_router_resolves_the_host() {
         e.as_ref().is_some_and(|e| e.get("router").is_some()),
         "the router's NA lacks the Router flag: {e:?}"
     );
+    // The router counted its resolution of h2, and holds learned IPv6 neighbours.
+    let m = t.r[0].metrics_nonzero(&["resolved", "mplsrouter_neighbors"]);
+    assert!(
+        m.contains("mplsrouter_slow_path_ndp_total{message=\"resolved\"}")
+            && m.contains("mplsrouter_neighbors{family=\"ipv6\"}"),
+        "{m}"
+    );
     stop_clean(&mut t.r);
 }
 

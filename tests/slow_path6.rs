@@ -181,6 +181,9 @@ fn ndp_echo_and_icmpv6_errors() {
     assert_eq!(ndp(&m, "na_sent"), 2, "{m}");
     assert_eq!(ndp(&m, "rs_received"), 1, "{m}");
     assert_eq!(dropped(&m, "ndp_not_for_us"), 1);
+    // The one resolution nobody answered, and none that was answered.
+    assert_eq!(ndp(&m, "resolution_failed"), 1, "{m}");
+    assert_eq!(ndp(&m, "resolved"), 0, "{m}");
     assert_eq!(dropped(&m, "ndp_router_solicitation"), 1);
     let ns_sent = ndp(&m, "ns_sent");
     assert!(

@@ -265,3 +265,125 @@ fn a_configured_link_local_comes_first_and_becomes_the_icmpv6_fallback_source() 
         "without a global address, ICMPv6 leaves from the configured link-local"
     );
 }
+
+/// The forms the first test does not write in IPv6: compact blackhole, local, ECMP with
+/// weights and pipe TTL, compact 6PE; prefix groups via an IPv6 neighbour, with an ECMP
+/// set, blackholed; 6PE ECMP and a set mixing a native and a 6PE member; a single
+/// link-local `via` with its port; a label entry whose ECMP members are IPv6.
+const MORE: &str = r#"
+neighbors:
+  - {ip: "2001:db8:1::2", mac: "02:00:00:00:01:02"}
+  - {ip: "2001:db8:1::3", mac: "02:00:00:00:01:03"}
+  - {ip: "fe80::9", port: in, mac: "02:00:00:00:00:09"}
+ipv6:
+  - {prefix: "2001:db8:100::/40", via: "fe80::9", port: in, ttl_mode: uniform}
+  - prefix: "2001:db8:200::/40"
+    nexthops:
+      - {via: 10.0.1.2, push: [300], weight: 2}
+      - {via: 10.0.1.3, push: [301]}
+  - prefix: "2001:db8:300::/40"
+    nexthops:
+      - {via: "2001:db8:1::2"}
+      - {via: 10.0.1.2, push: [302]}
+mpls:
+  - in_label: 1000
+    action: swap
+    nexthops:
+      - {via: "2001:db8:1::2", push: [20]}
+      - {via: "2001:db8:1::3", push: [21], weight: 4}
+routes_compact:
+  - 2001:db8:a00::/48 blackhole
+  - 2001:db8:a10::1/128 local
+  - 2001:db8:a20::/48 via 2001:db8:1::2 weight 2 via fe80::9 port in ttl pipe 7
+  - 2001:db8:a30::/48 via 10.0.1.2 push 500
+prefix_groups:
+  - via: "2001:db8:1::3"
+    prefixes: |
+      2001:db8:b00::/48
+      2001:db8:b10::/48
+  - nexthops:
+      - {via: "2001:db8:1::2"}
+      - {via: "2001:db8:1::3", weight: 3}
+    prefixes: ["2001:db8:c00::/40"]
+  - blackhole: true
+    prefixes: ["2001:db8:d00::/40"]
+"#;
+
+/// (neighbour, labels, weight) of each member of an ECMP next hop, in order.
+fn members(fib: &Fib, t: RouteTarget) -> Vec<(String, Vec<u32>, u32)> {
+    let nh = match t {
+        RouteTarget::NextHop(nh) => nh,
+        other => panic!("not a next hop: {other:?}"),
+    };
+    let m = match nh {
+        NextHop::Ecmp(g) => fib.ecmp_group(g).members().to_vec(),
+        NextHop::Adjacency(a) => vec![(a, 1)],
+    };
+    m.into_iter()
+        .map(|(a, w)| {
+            let (_, n6, n4, _, l, _) = adj_of(fib, a);
+            let n = match n6 {
+                Some(n) => Ipv6Addr::from(n).to_string(),
+                None => std::net::Ipv4Addr::from(n4).to_string(),
+            };
+            (n, l, w)
+        })
+        .collect()
+}
+
+fn m(n: &str, l: &[u32], w: u32) -> (String, Vec<u32>, u32) {
+    (n.to_string(), l.to_vec(), w)
+}
+
+#[test]
+fn the_other_ipv6_forms_compile_too() {
+    let fib = build(MORE);
+    let t = |d: &str| target(&fib, d);
+    let id = fib.lookup_ipv6(v6("2001:db8:100::1")).unwrap();
+    assert_eq!(fib.route(id).ttl_mode, TtlMode::Uniform);
+    let ll = adj(&fib, fib.route(id).target);
+    assert_eq!(
+        (ll.0, ll.3),
+        (0, Some([2, 0, 0, 0, 0, 9])),
+        "port in, its MAC"
+    );
+    assert_eq!(
+        members(&fib, t("2001:db8:200::1")),
+        [m("10.0.1.2", &[300], 2), m("10.0.1.3", &[301], 1)],
+        "6PE over two LSPs"
+    );
+    assert_eq!(
+        members(&fib, t("2001:db8:300::1")),
+        [m("2001:db8:1::2", &[], 1), m("10.0.1.2", &[302], 1)],
+        "a native and a 6PE member"
+    );
+    let e = fib.lookup_label(1000).unwrap();
+    assert_eq!(
+        members(&fib, RouteTarget::NextHop(e.next_hop.unwrap())),
+        [m("2001:db8:1::2", &[20], 1), m("2001:db8:1::3", &[21], 4)]
+    );
+    // routes_compact.
+    assert_eq!(t("2001:db8:a00::1"), RouteTarget::Blackhole);
+    assert_eq!(t("2001:db8:a10::1"), RouteTarget::Local);
+    assert_eq!(fib.lookup_ipv6(v6("2001:db8:a10::2")), None);
+    let id = fib.lookup_ipv6(v6("2001:db8:a20::1")).unwrap();
+    assert_eq!(fib.route(id).ttl_mode, TtlMode::Pipe(7));
+    assert_eq!(
+        members(&fib, fib.route(id).target),
+        [m("2001:db8:1::2", &[], 2), m("fe80::9", &[], 1)]
+    );
+    assert_eq!(
+        members(&fib, t("2001:db8:a30::1")),
+        [m("10.0.1.2", &[500], 1)]
+    );
+    // prefix_groups.
+    for d in ["2001:db8:b00::1", "2001:db8:b10:ffff::1"] {
+        assert_eq!(members(&fib, t(d)), [m("2001:db8:1::3", &[], 1)], "{d}");
+    }
+    assert_eq!(fib.lookup_ipv6(v6("2001:db8:b20::1")), None, "outside both");
+    assert_eq!(
+        members(&fib, t("2001:db8:c00::1")),
+        [m("2001:db8:1::2", &[], 1), m("2001:db8:1::3", &[], 3)]
+    );
+    assert_eq!(t("2001:db8:d00::1"), RouteTarget::Blackhole);
+}

@@ -391,9 +391,13 @@ impl ControlPlane {
                             self.book.learned(port, ip, Instant::now())
                         }
                         SlowPathEvent::NeighborGone { port, ip } => self.book.forgotten(port, ip),
-                        // The source book knows IPv4 neighbours only.
-                        SlowPathEvent::Neighbor6Learned { .. }
-                        | SlowPathEvent::Neighbor6Gone { .. } => {}
+                        SlowPathEvent::Neighbor6Learned { port, ip, .. } => {
+                            self.book
+                                .learned6(port, u128::from_be_bytes(ip), Instant::now())
+                        }
+                        SlowPathEvent::Neighbor6Gone { port, ip } => {
+                            self.book.forgotten6(port, u128::from_be_bytes(ip))
+                        }
                     }
                 }
                 Ok(false) => {}

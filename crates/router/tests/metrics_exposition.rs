@@ -8,7 +8,9 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 
 use router::counters_for_tests::bump_worker;
-use router::metrics::{render, BuildInfo, ControlStats, IcmpKind, MetricsServer, RouterCollector};
+use router::metrics::{
+    render, BuildInfo, ControlStats, IcmpKind, MetricsServer, NdpCount, RouterCollector,
+};
 use router::WorkerCounters;
 
 use oracles::promtool_check;
@@ -49,7 +51,12 @@ fn exposition_passes_promtool_and_sums_worker_counters() {
     let control = Arc::new(ControlStats::new());
     control.record_reload(true, 0.02);
     control.record_reload(false, 0.001);
-    control.icmp(IcmpKind::TimeExceeded);
+    control.icmp(IcmpKind::TimeExceeded, false);
+    control.icmp(IcmpKind::TimeExceeded, true);
+    control.icmp(IcmpKind::PacketTooBig, true);
+    control.neighbors[1].store(5, std::sync::atomic::Ordering::Relaxed);
+    control.resolving[0].store(2, std::sync::atomic::Ordering::Relaxed);
+    control.slow.ndp(NdpCount::ResolutionFailed);
     let text = render(&registry(&[w1, w2], control));
 
     promtool_check(&text);
@@ -76,8 +83,26 @@ fn exposition_passes_promtool_and_sums_worker_counters() {
     );
     assert_eq!(
         value(&text, "mplsrouter_icmp_sent_total{type=\"time_exceeded\"}"),
-        1.0
+        2.0
     );
+    // Per family: the ICMPv6 ones, the neighbours of each family, NDP resolutions.
+    for (series, v) in [
+        ("mplsrouter_icmpv6_sent_total{type=\"time_exceeded\"}", 1.0),
+        ("mplsrouter_icmpv6_sent_total{type=\"packet_too_big\"}", 1.0),
+        ("mplsrouter_icmpv6_sent_total{type=\"echo_reply\"}", 0.0),
+        ("mplsrouter_neighbors{family=\"ipv4\"}", 0.0),
+        ("mplsrouter_neighbors{family=\"ipv6\"}", 5.0),
+        ("mplsrouter_neighbor_resolutions{family=\"ipv4\"}", 2.0),
+        ("mplsrouter_neighbor_resolutions{family=\"ipv6\"}", 0.0),
+        (
+            "mplsrouter_slow_path_ndp_total{message=\"resolution_failed\"}",
+            1.0,
+        ),
+        ("mplsrouter_slow_path_ndp_total{message=\"resolved\"}", 0.0),
+        ("mplsrouter_fib_lpm_bytes{family=\"ipv6\"}", 0.0),
+    ] {
+        assert_eq!(value(&text, series), v, "{series}");
+    }
     assert_eq!(
         value(&text, "mplsrouter_worker_burst_size_count{worker=\"1\"}"),
         1.0

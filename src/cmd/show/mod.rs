@@ -5,7 +5,7 @@ pub mod render;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use router::ctlsock::proto::{Reply, Request, Source};
+use router::ctlsock::proto::{AddrFamily, Reply, Request, Source};
 
 use super::ctl::SocketArgs;
 
@@ -34,12 +34,31 @@ impl From<SourceArg> for Source {
     }
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum FamilyArg {
+    Ipv4,
+    Ipv6,
+}
+
+impl From<FamilyArg> for AddrFamily {
+    fn from(f: FamilyArg) -> AddrFamily {
+        match f {
+            FamilyArg::Ipv4 => AddrFamily::Ipv4,
+            FamilyArg::Ipv6 => AddrFamily::Ipv6,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum What {
-    /// IPv4 routes: the longest match of ADDRESS, the entries under PREFIX, or all (paged).
+    /// Routes: the longest match of ADDRESS, the entries under PREFIX, or all of a
+    /// family (paged).
     Routes {
-        /// A.B.C.D (longest match) or A.B.C.D/N (entries under it).
+        /// A.B.C.D or X::X (longest match), A.B.C.D/N or X::/N (entries under it).
         prefix: Option<String>,
+        /// The table listed without a PREFIX (default ipv4).
+        #[arg(long, value_enum)]
+        family: Option<FamilyArg>,
         #[arg(long, value_enum)]
         source: Option<SourceArg>,
         /// Entries per page (default 100).
@@ -77,11 +96,13 @@ fn request(w: What) -> Request {
     match w {
         What::Routes {
             prefix,
+            family,
             source,
             limit,
             after,
         } => Request::ShowRoutes {
             prefix,
+            family: family.map(Into::into),
             source: source.map(Into::into),
             limit,
             after,

@@ -224,10 +224,14 @@ pub fn workers(w: &[WorkerView]) -> String {
 
 pub fn table(t: &TableView) -> String {
     format!(
-        "generation {}\nipv4 routes {}\nlabels {}\nnext hops {}\necmp groups {}\nmemory {} KiB\n\
+        "generation {}\nipv4 routes {} (lpm {} KiB)\nipv6 routes {} (lpm {} KiB)\nlabels {}\n\
+         next hops {}\necmp groups {}\nmemory {} KiB\n\
          reloads ok {} failed {}\nlast good load {} (unix ms)\nretired snapshots pending {}\n",
         t.generation,
         t.ipv4_routes,
+        t.lpm4_bytes / 1024,
+        t.ipv6_routes,
+        t.lpm6_bytes / 1024,
         t.labels,
         t.next_hops,
         t.ecmp_groups,

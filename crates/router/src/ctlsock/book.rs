@@ -14,6 +14,8 @@ use fpm::Key;
 struct Inner {
     fpm: HashSet<Key>,
     learned: HashMap<(u16, u32), Instant>,
+    /// IPv6 neighbours learned by NDP (address as a big-endian integer).
+    learned6: HashMap<(u16, u128), Instant>,
 }
 
 /// The source book; share it as `Arc<SourceBook>`.
@@ -58,5 +60,20 @@ impl SourceBook {
     /// When a neighbour was learned, if it is a learned one.
     pub fn learned_at(&self, port: u16, ip: u32) -> Option<Instant> {
         self.inner().learned.get(&(port, ip)).copied()
+    }
+
+    /// An IPv6 neighbour's MAC was learned (or changed) by NDP now.
+    pub fn learned6(&self, port: u16, ip: u128, at: Instant) {
+        self.inner().learned6.insert((port, ip), at);
+    }
+
+    /// A learned IPv6 neighbour is gone.
+    pub fn forgotten6(&self, port: u16, ip: u128) {
+        self.inner().learned6.remove(&(port, ip));
+    }
+
+    /// When an IPv6 neighbour was learned, if it is a learned one.
+    pub fn learned6_at(&self, port: u16, ip: u128) -> Option<Instant> {
+        self.inner().learned6.get(&(port, ip)).copied()
     }
 }

@@ -1,7 +1,6 @@
 //! Request handling, pure: a request line and the live snapshot in, a response out. No
 //! socket here, so every request shape is tested on bytes (see `handle_tests.rs`).
 
-use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,6 +10,7 @@ use net::pipeline::Pipeline;
 use super::book::SourceBook;
 use super::lookup::{self, PortMacs};
 use super::proto::*;
+use super::routes::{self, RoutesQuery};
 use super::table::Names;
 use crate::slowpath::StaticNeighbors;
 
@@ -41,22 +41,6 @@ pub struct Handler {
     pub pipeline: Pipeline,
     pub book: Arc<SourceBook>,
     pub statics: Arc<StaticNeighbors>,
-}
-
-/// Parses `A.B.C.D/N` (host bits cleared) or, with `allow_host`, `A.B.C.D` (as /32 and
-/// `true`: an address to match).
-fn parse_prefix(s: &str) -> Result<(u32, u8, bool), String> {
-    let bad = || format!("`{s}` is neither an IPv4 address nor a prefix (A.B.C.D/N)");
-    let (a, l, host) = match s.split_once('/') {
-        Some((a, l)) => (a, l.parse::<u8>().map_err(|_| bad())?, false),
-        None => (s, 32, true),
-    };
-    let a: Ipv4Addr = a.parse().map_err(|_| bad())?;
-    if l > 32 {
-        return Err(bad());
-    }
-    let mask = if l == 0 { 0 } else { u32::MAX << (32 - l) };
-    Ok((u32::from(a) & mask, l, host))
 }
 
 /// Parses one request line.
@@ -100,10 +84,20 @@ impl Handler {
         Ok(match req {
             Request::ShowRoutes {
                 prefix,
+                family,
                 source,
                 limit: l,
                 after,
-            } => Reply::Routes(self.routes(fib, prefix.as_deref(), source, limit(l)?, after)?),
+            } => {
+                let q = RoutesQuery {
+                    prefix: prefix.as_deref(),
+                    family,
+                    source,
+                    limit: limit(l)?,
+                    after,
+                };
+                Reply::Routes(routes::routes(&self.names(), fib, q)?)
+            }
             Request::ShowMpls {
                 label,
                 source,
@@ -125,7 +119,7 @@ impl Handler {
             Request::ShowWorkers {} => Reply::Workers {
                 workers: live.workers(),
             },
-            Request::ShowTable {} => Reply::Table(live.table()),
+            Request::ShowTable {} => Reply::Table(Box::new(live.table())),
             Request::ShowFpm {} => {
                 let mut v = live.fpm();
                 v.routes_by_source = self.names().routes_by_source(fib);
@@ -147,45 +141,6 @@ impl Handler {
                 Reply::Lookup(Box::new(l))
             }
         })
-    }
-
-    fn routes(
-        &self,
-        fib: &Fib,
-        prefix: Option<&str>,
-        source: Option<Source>,
-        limit: usize,
-        after: Option<String>,
-    ) -> Result<RoutesReply, String> {
-        let names = self.names();
-        let (addr, len, host) = parse_prefix(prefix.unwrap_or("0.0.0.0/0"))?;
-        let mut reply = RoutesReply {
-            generation: fib.generation(),
-            matched: None,
-            routes: Vec::new(),
-            next_after: None,
-        };
-        if host {
-            if let Some((a, l, r)) = fib.ipv4_longest_match(addr) {
-                let v = names.route(fib, a, l, r);
-                reply.matched = Some(v.prefix.clone());
-                if source.is_none_or(|s| s == v.source) {
-                    reply.routes.push(v);
-                }
-            }
-            return Ok(reply);
-        }
-        let after = after.map(|a| parse_prefix(&a)).transpose()?;
-        let mut it = fib
-            .ipv4_routes_under(addr, len)
-            .filter(|&(a, l, _)| after.is_none_or(|(x, y, _)| (a, l) > (x, y)))
-            .map(|(a, l, r)| names.route(fib, a, l, r))
-            .filter(|v| source.is_none_or(|s| s == v.source));
-        reply.routes.extend(it.by_ref().take(limit));
-        if it.next().is_some() {
-            reply.next_after = reply.routes.last().map(|r| r.prefix.clone());
-        }
-        Ok(reply)
     }
 
     fn mpls(

@@ -42,6 +42,9 @@ impl Live for NoLive {
         TableView {
             generation: 7,
             ipv4_routes: 0,
+            ipv6_routes: 0,
+            lpm4_bytes: 0,
+            lpm6_bytes: 0,
             labels: 0,
             next_hops: 0,
             ecmp_groups: 0,
@@ -174,6 +177,7 @@ fn a_prefix_lists_what_is_under_it_and_pages() {
     loop {
         let req = Request::ShowRoutes {
             prefix: None,
+            family: None,
             source: None,
             limit: Some(2),
             after: after.clone(),
@@ -499,10 +503,7 @@ fn malformed_requests_get_an_error_never_a_panic() {
     let r = h.handle(&[0xff, 0xfe, b'{'], &fib, &NoLive);
     assert!(!r.ok);
     let r = ask(&h, &fib, r#"{"cmd":"show_table"}"#);
-    assert!(matches!(
-        r.result,
-        Some(Reply::Table(TableView { generation: 7, .. }))
-    ));
+    assert!(matches!(r.result, Some(Reply::Table(t)) if t.generation == 7));
 }
 
 #[test]

@@ -129,6 +129,9 @@ impl Live for LiveRouter {
         TableView {
             generation: c.fib_generation.load(Relaxed),
             ipv4_routes: c.fib_ipv4_routes.load(Relaxed),
+            ipv6_routes: c.fib_ipv6_routes.load(Relaxed),
+            lpm4_bytes: c.fib_lpm_bytes[0].load(Relaxed),
+            lpm6_bytes: c.fib_lpm_bytes[1].load(Relaxed),
             labels: c.fib_labels.load(Relaxed),
             next_hops: c.fib_next_hops.load(Relaxed),
             ecmp_groups: c.fib_ecmp_groups.load(Relaxed),

@@ -4,7 +4,7 @@
 //! afterwards to name the route, the label entry and the ECMP member the output shows.
 //! [`explain`] does the naming for traced packets too.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use net::fib::{Fib, LabelOp};
 use net::packet::VecBuf;
@@ -12,7 +12,7 @@ use net::pipeline::{Pipeline, Verdict};
 
 use super::proto::{HopView, LabelOut, LookupReply, LookupRequest};
 use super::table::{mac_str, Names};
-use traffic::{internet_checksum, FrameSpec};
+use traffic::{internet_checksum, Frame6Spec, FrameSpec};
 
 /// The ports as a lookup needs them: names and MACs by port id.
 pub struct PortMacs<'a> {
@@ -30,8 +30,53 @@ fn ip(s: &str, what: &str) -> Result<[u8; 4], String> {
         .map_err(|_| format!("{what} `{s}` is not an IPv4 address"))
 }
 
-/// The synthetic frame for `r`, received on a port whose MAC is `in_mac`.
+/// Whether `r` asks about an IPv6 packet: its destination (or, without one, its
+/// source) is an IPv6 address.
+fn is_v6(r: &LookupRequest) -> bool {
+    let v6 = |s: &Option<String>| s.as_deref().and_then(|s| s.parse::<IpAddr>().ok());
+    matches!(v6(&r.dst).or(v6(&r.src)), Some(IpAddr::V6(_)))
+}
+
+/// The synthetic IPv6 frame for `r` (UDP unless `proto` says otherwise).
+fn frame6(r: &LookupRequest, in_mac: [u8; 6]) -> Result<Vec<u8>, String> {
+    let ttl = r.ttl.unwrap_or(64);
+    let ip6 = |s: &str, what: &str| {
+        s.parse::<std::net::Ipv6Addr>()
+            .map(|a| a.octets())
+            .map_err(|_| format!("{what} `{s}` is not an IPv6 address (the other one is)"))
+    };
+    let mut spec = Frame6Spec {
+        dst_mac: in_mac,
+        hop_limit: ttl,
+        ..Frame6Spec::default()
+    };
+    if let Some(d) = &r.dst {
+        spec.dst_ip = ip6(d, "destination")?;
+    }
+    if let Some(s) = &r.src {
+        spec.src_ip = ip6(s, "source")?;
+    }
+    if let Some(l) = r.label {
+        if l > net::fib::MAX_LABEL {
+            return Err(format!("label {l} is over 1048575"));
+        }
+        spec.labels = vec![(l, 0, ttl)];
+    }
+    spec.src_port = r.sport.unwrap_or(spec.src_port);
+    spec.dst_port = r.dport.unwrap_or(spec.dst_port);
+    let mut f = spec.build();
+    if let Some(p) = r.proto.filter(|&p| p != 17) {
+        f[14 + 4 * spec.labels.len() + 6] = p; // next header (no IPv6 header checksum)
+    }
+    Ok(f)
+}
+
+/// The synthetic frame for `r`, received on a port whose MAC is `in_mac`: IPv6 when
+/// its addresses are, else IPv4.
 pub fn frame(r: &LookupRequest, in_mac: [u8; 6]) -> Result<Vec<u8>, String> {
+    if is_v6(r) {
+        return frame6(r, in_mac);
+    }
     let ttl = r.ttl.unwrap_or(64);
     let mut spec = FrameSpec {
         dst_mac: in_mac,
@@ -95,8 +140,15 @@ pub fn lookup(
     ))
 }
 
-/// The top label and the IPv4 destination below the stack of a received frame.
-fn keys(frame: &[u8]) -> (Option<u32>, Option<[u8; 4]>) {
+/// The destination below the stack of a received frame, by family.
+#[derive(Clone, Copy)]
+enum Dst {
+    V4([u8; 4]),
+    V6([u8; 16]),
+}
+
+/// The top label and the IP destination below the stack of a received frame.
+fn keys(frame: &[u8]) -> (Option<u32>, Option<Dst>) {
     let mut at = 14;
     let mut label = None;
     if frame.get(12..14) == Some(&[0x88, 0x47]) {
@@ -108,13 +160,19 @@ fn keys(frame: &[u8]) -> (Option<u32>, Option<[u8; 4]>) {
                 break;
             }
         }
-    } else if frame.get(12..14) != Some(&[0x08, 0x00]) {
+    } else if frame.get(12..14) != Some(&[0x08, 0x00]) && frame.get(12..14) != Some(&[0x86, 0xdd]) {
         return (None, None);
     }
-    let dst = frame
-        .get(at..at + 20)
-        .filter(|ip| ip[0] >> 4 == 4)
-        .map(|ip| [ip[16], ip[17], ip[18], ip[19]]);
+    let dst = match frame.get(at).map(|b| b >> 4) {
+        Some(4) => frame
+            .get(at + 16..at + 20)
+            .map(|d| Dst::V4([d[0], d[1], d[2], d[3]])),
+        Some(6) => frame
+            .get(at + 24..at + 40)
+            .and_then(|d| d.try_into().ok())
+            .map(Dst::V6),
+        _ => None,
+    };
     (label, dst)
 }
 
@@ -134,10 +192,14 @@ pub fn explain(
         None => label.is_none(),
         Some((_, e)) => e.op == LabelOp::PopAndLookup,
     };
-    let route = dst
-        .filter(|_| routed)
-        .and_then(|d| fib.ipv4_longest_match(u32::from_be_bytes(d)))
-        .map(|(a, l, rt)| names.route(fib, a, l, rt));
+    let route = dst.filter(|_| routed).and_then(|d| match d {
+        Dst::V4(d) => fib
+            .ipv4_longest_match(u32::from_be_bytes(d))
+            .map(|(a, l, rt)| names.route(fib, a, l, rt)),
+        Dst::V6(d) => fib
+            .ipv6_longest_match(u128::from_be_bytes(d))
+            .map(|(a, l, rt)| names.route6(fib, a, l, rt)),
+    });
     let label_entry = label_entry.map(|(l, e)| names.label(fib, l, &e));
     let mut reply = LookupReply {
         generation: fib.generation(),
@@ -197,8 +259,10 @@ fn describe_output(reply: &mut LookupReply, out: &[u8], port: u16, names: &Names
             }
         }
     }
-    if out.get(at).is_some_and(|b| b >> 4 == 4) {
-        reply.out_ip_ttl = out.get(at + 8).copied();
+    match out.get(at).map(|b| b >> 4) {
+        Some(4) => reply.out_ip_ttl = out.get(at + 8).copied(),
+        Some(6) => reply.out_ip_ttl = out.get(at + 7).copied(), // the hop limit
+        _ => {}
     }
     let hops: &[HopView] = match (&reply.label_entry, &reply.route) {
         (Some(e), _) if !e.next_hops.is_empty() => &e.next_hops,

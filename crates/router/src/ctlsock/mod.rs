@@ -16,10 +16,13 @@ mod live;
 mod live_cp;
 mod lookup;
 pub mod proto;
+mod routes;
 mod server;
 mod table;
 mod trace;
 
+#[cfg(test)]
+mod handle6_tests;
 #[cfg(test)]
 mod handle_tests;
 #[cfg(test)]

@@ -22,19 +22,32 @@ pub enum Source {
     Yaml,
     /// FRR's zebra over FPM.
     Fpm,
-    /// A host route for a neighbour learned by ARP.
+    /// A host route for a neighbour learned by ARP (or, for IPv6, by NDP).
     Arp,
+}
+
+/// An address family of the routing table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddrFamily {
+    Ipv4,
+    Ipv6,
 }
 
 /// One request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
-    /// IPv4 routes: the longest match of an address, the entries under a prefix, or all.
+    /// Routes of one family: the longest match of an address, the entries under a
+    /// prefix, or all.
     ShowRoutes {
-        /// `A.B.C.D` (longest match) or `A.B.C.D/N` (entries under it); none: all.
+        /// `A.B.C.D` or an IPv6 address (longest match), `A.B.C.D/N` or `X::/N` (entries
+        /// under it); none: all of `family`.
         #[serde(default)]
         prefix: Option<String>,
+        /// The table listed without a prefix (default `ipv4`); a prefix names its own.
+        #[serde(default)]
+        family: Option<AddrFamily>,
         #[serde(default)]
         source: Option<Source>,
         #[serde(default)]
@@ -118,14 +131,15 @@ pub const MAX_TRACE_COUNT: usize = 1000;
 pub const DEFAULT_TRACE_MS: u64 = 10_000;
 pub const MAX_TRACE_MS: u64 = 60_000;
 
-/// A synthetic packet: IPv4 to `dst`, optionally under one label.
+/// A synthetic packet: IPv4 or IPv6 (by the addresses given) to `dst`, optionally under
+/// one label.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LookupRequest {
     /// Receiving port name (default: the first port).
     #[serde(default)]
     pub in_port: Option<String>,
-    /// IPv4 destination (default 198.51.100.1 under a label).
+    /// IPv4 or IPv6 destination (default 198.51.100.1 under a label).
     #[serde(default)]
     pub dst: Option<String>,
     /// Top (and only) label; none: a plain IPv4 packet.
@@ -139,7 +153,7 @@ pub struct LookupRequest {
     pub sport: Option<u16>,
     #[serde(default)]
     pub dport: Option<u16>,
-    /// IPv4 TTL (and the label's TTL), default 64.
+    /// IPv4 TTL or IPv6 hop limit (and the label's TTL), default 64.
     #[serde(default)]
     pub ttl: Option<u8>,
 }
@@ -180,7 +194,7 @@ pub enum Reply {
     Neighbors { neighbors: Vec<NeighborView> },
     Ports { ports: Vec<PortView> },
     Workers { workers: Vec<WorkerView> },
-    Table(TableView),
+    Table(Box<TableView>),
     Lookup(Box<LookupReply>),
     Trace { packets: Vec<TracedPacket> },
     Capture(CaptureReply),
@@ -330,7 +344,8 @@ pub struct SlowPathView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HopView {
     pub port: String,
-    /// The neighbour's IPv4 address.
+    /// The neighbour's address: IPv6 for an IPv6 neighbour, else IPv4 (a 6PE route's
+    /// next hop is the IPv4 address of the LSP's next hop).
     pub via: String,
     /// The neighbour's MAC; none while unresolved.
     pub mac: Option<String>,
@@ -450,6 +465,13 @@ pub struct WorkerView {
 pub struct TableView {
     pub generation: u64,
     pub ipv4_routes: u64,
+    #[serde(default)]
+    pub ipv6_routes: u64,
+    /// Bytes a lookup can read in the IPv4 and IPv6 longest-prefix-match tables.
+    #[serde(default)]
+    pub lpm4_bytes: u64,
+    #[serde(default)]
+    pub lpm6_bytes: u64,
     pub labels: u64,
     pub next_hops: u64,
     pub ecmp_groups: u64,
@@ -474,7 +496,7 @@ pub struct LabelOut {
 pub struct LookupReply {
     pub generation: u64,
     pub in_port: String,
-    /// The route the IPv4 lookup used, if it ran.
+    /// The route the IP lookup (IPv4 or IPv6) used, if it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<RouteView>,
     /// The entry of the top label, for a labelled packet.

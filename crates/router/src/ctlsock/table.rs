@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Instant;
 
 use fpm::Key;
-use net::fib::{Fib, Ipv4Route, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
+use net::fib::{Fib, Ipv4Route, Ipv6Route, LabelEntry, LabelOp, NextHop, RouteTarget, TtlMode};
 
 use super::board::NeighborEntry;
 use super::book::SourceBook;
@@ -43,9 +43,13 @@ impl Names<'_> {
             .into_iter()
             .map(|(a, weight)| {
                 let adj = fib.adjacency(a);
+                let via = match adj.neighbor6 {
+                    Some(n) => Ipv6Addr::from(n).to_string(),
+                    None => Ipv4Addr::from(adj.neighbor).to_string(),
+                };
                 HopView {
                     port: self.port(adj.port),
-                    via: Ipv4Addr::from(adj.neighbor).to_string(),
+                    via,
                     mac: adj.dst_mac.map(mac_str),
                     labels: adj.labels().to_vec(),
                     weight,
@@ -69,7 +73,31 @@ impl Names<'_> {
         Source::Yaml
     }
 
+    /// An IPv6 route's source: a learned neighbour's /128 says `arp` (learned by NDP);
+    /// the others come from the routes file (FPM installs no IPv6 routes yet).
+    fn route6_source(&self, fib: &Fib, addr: u128, len: u8, r: &Ipv6Route) -> Source {
+        if let (128, RouteTarget::NextHop(NextHop::Adjacency(a))) = (len, r.target) {
+            let adj = fib.adjacency(a);
+            if adj.neighbor6.map(u128::from_be_bytes) == Some(addr)
+                && self.book.learned6_at(adj.port, addr).is_some()
+            {
+                return Source::Arp;
+            }
+        }
+        Source::Yaml
+    }
+
     pub fn route(&self, fib: &Fib, addr: u32, len: u8, r: &Ipv4Route) -> RouteView {
+        let source = self.route_source(fib, addr, len, r);
+        self.view(fib, format!("{}/{len}", Ipv4Addr::from(addr)), r, source)
+    }
+
+    pub fn route6(&self, fib: &Fib, addr: u128, len: u8, r: &Ipv6Route) -> RouteView {
+        let source = self.route6_source(fib, addr, len, r);
+        self.view(fib, format!("{}/{len}", Ipv6Addr::from(addr)), r, source)
+    }
+
+    fn view(&self, fib: &Fib, prefix: String, r: &Ipv4Route, source: Source) -> RouteView {
         let (target, port, next_hops) = match r.target {
             RouteTarget::NextHop(nh) => ("forward", None, self.hops(fib, nh)),
             RouteTarget::Local => ("local", None, Vec::new()),
@@ -78,13 +106,13 @@ impl Names<'_> {
         };
         let (ttl_mode, pipe_ttl) = ttl(r.ttl_mode);
         RouteView {
-            prefix: format!("{}/{len}", Ipv4Addr::from(addr)),
+            prefix,
             target: target.into(),
             port,
             next_hops,
             ttl_mode,
             pipe_ttl,
-            source: self.route_source(fib, addr, len, r),
+            source,
         }
     }
 
@@ -140,6 +168,12 @@ impl Names<'_> {
                 (Some(mac), "static", None),
             );
         }
+        for ((port, ip), mac) in statics.all6() {
+            seen.insert(
+                (port, IpAddr::from(Ipv6Addr::from(ip))),
+                (Some(mac), "static", None),
+            );
+        }
         for e in learned.unwrap_or_default() {
             seen.entry((e.port, e.ip))
                 .or_insert((e.mac, e.state.as_str(), Some(e.since)));
@@ -157,7 +191,11 @@ impl Names<'_> {
             }
             let v = match a.dst_mac {
                 Some(_) if a.neighbor6.is_none() => ("resolved", self.book.learned_at(a.port, v4)),
-                Some(_) => ("resolved", None),
+                Some(_) => (
+                    "resolved",
+                    a.neighbor6
+                        .and_then(|n| self.book.learned6_at(a.port, u128::from_be_bytes(n))),
+                ),
                 None => ("incomplete", None),
             };
             seen.insert(key, (a.dst_mac, v.0, v.1));

@@ -58,9 +58,15 @@ pub struct ControlStats {
     pub arp_pending: AtomicU64,
     /// Addresses marked incomplete for the workers ([`crate::punt::marks`]).
     pub arp_incomplete: AtomicU64,
+    /// Learned neighbours and addresses being resolved, by family ([IPv4 (ARP), IPv6
+    /// (NDP)]); updated on the slow path's periodic tick.
+    pub neighbors: [AtomicU64; 2],
+    pub resolving: [AtomicU64; 2],
     /// Where every mbuf of the slow path went.
     pub slow: SlowPathStats,
     pub icmp_sent: [AtomicU64; IcmpKind::ALL.len()],
+    /// Of those, the ICMPv6 ones.
+    pub icmp6_sent: [AtomicU64; IcmpKind::ALL.len()],
     pub icmp_rate_limited: AtomicU64,
     /// Retired table snapshots not yet freed (waiting for workers to pass an epoch).
     pub rcu_pending: AtomicU64,
@@ -102,8 +108,11 @@ impl ControlStats {
             arp_entries: AtomicU64::new(0),
             arp_pending: AtomicU64::new(0),
             arp_incomplete: AtomicU64::new(0),
+            neighbors: [const { AtomicU64::new(0) }; 2],
+            resolving: [const { AtomicU64::new(0) }; 2],
             slow: SlowPathStats::default(),
             icmp_sent: [const { AtomicU64::new(0) }; IcmpKind::ALL.len()],
+            icmp6_sent: [const { AtomicU64::new(0) }; IcmpKind::ALL.len()],
             icmp_rate_limited: AtomicU64::new(0),
             rcu_pending: AtomicU64::new(0),
             cpif: Default::default(),
@@ -138,8 +147,11 @@ impl ControlStats {
         }
     }
 
-    /// Counts one generated ICMP message.
-    pub fn icmp(&self, kind: IcmpKind) {
+    /// Counts one generated ICMP message (`v6`: an ICMPv6 one).
+    pub fn icmp(&self, kind: IcmpKind, v6: bool) {
         self.icmp_sent[kind as usize].fetch_add(1, Relaxed);
+        if v6 {
+            self.icmp6_sent[kind as usize].fetch_add(1, Relaxed);
+        }
     }
 }

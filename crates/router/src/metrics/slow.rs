@@ -78,16 +78,23 @@ pub enum NdpCount {
     RaReceived,
     NsSent,
     NaSent,
+    /// A neighbour the router was resolving answered (learned from its NA or NS).
+    Resolved,
+    /// A resolution ended with nobody answering (its held packets dropped as
+    /// `ndp_unresolved`).
+    ResolutionFailed,
 }
 
 impl NdpCount {
-    pub const ALL: [NdpCount; 6] = [
+    pub const ALL: [NdpCount; 8] = [
         NdpCount::NsReceived,
         NdpCount::NaReceived,
         NdpCount::RsReceived,
         NdpCount::RaReceived,
         NdpCount::NsSent,
         NdpCount::NaSent,
+        NdpCount::Resolved,
+        NdpCount::ResolutionFailed,
     ];
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -97,6 +104,8 @@ impl NdpCount {
             NdpCount::RaReceived => "ra_received",
             NdpCount::NsSent => "ns_sent",
             NdpCount::NaSent => "na_sent",
+            NdpCount::Resolved => "resolved",
+            NdpCount::ResolutionFailed => "resolution_failed",
         }
     }
 }

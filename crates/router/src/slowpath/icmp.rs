@@ -119,7 +119,7 @@ impl State {
     fn send_reply(&mut self, fib: &Fib, in_port: u16, kind: IcmpKind, r: Reply, out: &[u8]) {
         if r.via == icmp::SendVia::Direct {
             // To a link-local address: straight back out of the port, as NDP answers.
-            self.sp.stats.icmp(kind);
+            self.sp.stats.icmp(kind, is_ipv6(out));
             return self.send_frame(in_port, &out[..r.len]);
         }
         self.stats().generated.fetch_add(1, Relaxed);
@@ -128,7 +128,7 @@ impl State {
         };
         let v = icmp::send(&self.sp.pipeline, fib, in_port, r.via, &mut g);
         if matches!(v, Verdict::Forward { .. }) {
-            self.sp.stats.icmp(kind);
+            self.sp.stats.icmp(kind, is_ipv6(out));
         }
         // Held under ORIGINATED until ARP resolves, so that it is retried as the router's
         // own packet, not checked as one received from outside.

@@ -39,7 +39,7 @@ use net::rcu::{OfflineReader, Rcu};
 use net::wire::arp::OP_REQUEST;
 
 use crate::cpif::ControlIfaces;
-use crate::metrics::{ControlStats, SlowDrop, SlowPathStats};
+use crate::metrics::{ControlStats, NdpCount, SlowDrop, SlowPathStats};
 use crate::punt::{Mark, NeighborMarks};
 use crate::worker::{Injected, Punted};
 pub use addr::NbrAddr;
@@ -348,6 +348,9 @@ impl State {
             self.discard(h.mbuf, why);
         }
         for (port, a) in ended {
+            if matches!(a, NbrAddr::V6(_)) && self.neighbors.get_addr(port, a).is_none() {
+                self.stats().ndp(NdpCount::ResolutionFailed);
+            }
             self.unmark(port, a);
         }
         for (port, a) in ask {
@@ -358,7 +361,27 @@ impl State {
         }
         self.neighbors.flush(&self.sp.events);
         self.gauges();
+        self.family_gauges();
         self.publish_neighbors();
+    }
+
+    /// Learned and resolving neighbours by family: a walk of both tables, so on the
+    /// tick (which walks the learned ones to age them anyway), never per packet.
+    fn family_gauges(&self) {
+        let c = &self.sp.stats;
+        let fam = |a: &NbrAddr| matches!(a, NbrAddr::V6(_)) as usize;
+        let mut learned = [0u64; 2];
+        for a in self.neighbors.addresses() {
+            learned[fam(&a)] += 1;
+        }
+        let mut resolving = [0u64; 2];
+        for ((_, a), _) in self.pending.resolving() {
+            resolving[fam(&a)] += 1;
+        }
+        for i in 0..2 {
+            c.neighbors[i].store(learned[i], Relaxed);
+            c.resolving[i].store(resolving[i], Relaxed);
+        }
     }
 
     /// Frees what is left at shutdown, counted.

@@ -132,8 +132,12 @@ impl State {
             solicited: self.pending.contains(port, key),
             static_mac: self.sp.statics.get6(port, u128::from_be_bytes(addr)),
         };
+        let known = self.neighbors.get_addr(port, key).is_some();
         let ignored = self.neighbors.input6(&self.sp.ports, &seen, self.now_ns());
         if self.neighbors.get_addr(port, key).is_some() {
+            if seen.solicited && !known {
+                self.stats().ndp(NdpCount::Resolved);
+            }
             self.unmark(port, key);
         }
         ignored.map_or(Ok(()), |why| Err(ignored_reason(why)))

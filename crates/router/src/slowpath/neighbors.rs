@@ -337,6 +337,11 @@ impl Neighbors {
         self.learned.len()
     }
 
+    /// The learned addresses (for the per-family gauges).
+    pub fn addresses(&self) -> impl Iterator<Item = NbrAddr> + '_ {
+        self.learned.keys().map(|&(_, a)| a)
+    }
+
     /// Updates not yet taken by the control side.
     #[cfg(test)]
     pub fn unsent(&self) -> usize {

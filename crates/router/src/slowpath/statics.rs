@@ -49,6 +49,12 @@ impl StaticNeighbors {
         map.get(&(port, ip)).copied()
     }
 
+    /// Every static IPv6 neighbour, for `show neighbors`.
+    pub fn all6(&self) -> Vec<((u16, u128), [u8; 6])> {
+        let map = self.1.read().unwrap_or_else(|e| e.into_inner());
+        map.iter().map(|(k, v)| (*k, *v)).collect()
+    }
+
     /// Whether `ip` on `port` is static.
     pub fn contains(&self, port: u16, ip: u32) -> bool {
         self.get(port, ip).is_some()
