@@ -773,6 +773,26 @@ fn fpm_ipv6_routes_native_6pe_ecmp_labels_forward_and_resync_sweeps() {
     );
     let v = show_fpm();
     assert_eq!(fpm_field(&v, "overridden_ipv6_routes"), Some(1), "{v}");
+    // `show routes` names each IPv6 route's source: FPM's, and the file's where it wins.
+    let source = |addr: &str| -> String {
+        let o = Command::new(bin())
+            .args(["show", "routes", addr, "--json", "--socket"])
+            .arg(&sock)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.pointer("/routes/0/source")
+            .and_then(|s| s.as_str())
+            .unwrap_or_else(|| panic!("no source in {v}"))
+            .to_string()
+    };
+    assert_eq!(source("2001:db8:100::5"), "fpm");
+    assert_eq!(
+        source("2001:db8:f::5"),
+        "yaml",
+        "the routes file overrides FPM"
+    );
     assert_eq!(fpm_field(&v, "labels"), Some(2), "{v}");
     assert_eq!(fpm_field(&v, "ipv4_routes"), Some(0), "{v}");
     let m = sh(&[

@@ -73,9 +73,12 @@ impl Names<'_> {
         Source::Yaml
     }
 
-    /// An IPv6 route's source: a learned neighbour's /128 says `arp` (learned by NDP);
-    /// the others come from the routes file (FPM installs no IPv6 routes yet).
+    /// An IPv6 route's source: FPM's, a learned neighbour's /128 (`arp`: learned by
+    /// NDP), or the routes file's.
     fn route6_source(&self, fib: &Fib, addr: u128, len: u8, r: &Ipv6Route) -> Source {
+        if self.book.is_fpm(Key::Ipv6 { addr, len }) {
+            return Source::Fpm;
+        }
         if let (128, RouteTarget::NextHop(NextHop::Adjacency(a))) = (len, r.target) {
             let adj = fib.adjacency(a);
             if adj.neighbor6.map(u128::from_be_bytes) == Some(addr)
