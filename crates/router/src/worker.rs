@@ -1,12 +1,13 @@
 //! The per-lcore poll loop: receive a burst, decide, transmit or drop, repeat.
 //!
 //! Stages per (port, queue): `rx_burst` -> [`Forwarder::decide`] over the whole burst (one
-//! pipeline [`Verdict`] per packet) -> each mbuf moves into this worker's [`TxBuffer`] for
-//! its egress port, or into the drop burst (freed in bulk), or to the slow path -> TX
-//! buffers are flushed once per loop iteration. Every received mbuf ends in exactly one of
-//! these places and is counted; so does every frame taken from the slow path's inject
-//! queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are dropped
-//! (counted) before the pipeline, which reads one segment.
+//! pipeline [`Verdict`] per packet) -> a burst that all leaves by one port moves into that
+//! port's [`TxBuffer`] at once (the rule under load); otherwise each mbuf moves into the
+//! [`TxBuffer`] for its egress port, or into the drop burst (freed in bulk), or to the slow
+//! path -> TX buffers are flushed once per loop iteration. Every received mbuf ends in
+//! exactly one of these places and is counted; so does every frame taken from the slow
+//! path's inject queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are
+//! dropped (counted) before the pipeline, which reads one segment.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
