@@ -16,7 +16,6 @@
 //! `half_drop` (ipv4_forward interleaved with packets without a route).
 
 #[path = "../../net/benches/fixture/mod.rs"]
-#[allow(dead_code)]
 mod fixture;
 
 use std::sync::atomic::AtomicBool;
