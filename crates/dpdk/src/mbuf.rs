@@ -242,6 +242,18 @@ impl Burst {
         self.len += n;
     }
 
+    /// Empties the burst, handing its mbufs over as raw pointers, in order: the caller
+    /// owns them and must transmit or free each (as [`crate::TxBuffer::push_burst`] does).
+    #[inline]
+    pub(crate) fn take_raw(&mut self) -> &[*mut dpdk_sys::rte_mbuf] {
+        let n = std::mem::replace(&mut self.len, 0);
+        // SAFETY: Mbuf is repr(transparent) over a non-null rte_mbuf pointer and the first
+        // n slots are initialised; with len 0 the burst no longer owns (or drops) them.
+        unsafe {
+            std::slice::from_raw_parts(self.mbufs.as_ptr() as *const *mut dpdk_sys::rte_mbuf, n)
+        }
+    }
+
     /// Takes every mbuf out, in order, leaving the burst empty.
     pub fn drain(&mut self) -> impl Iterator<Item = Mbuf> + '_ {
         let n = self.len;

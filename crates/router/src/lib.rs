@@ -39,3 +39,9 @@ pub use error::{RouterError, SpecError, ThreadDeath};
 pub use runtime::{Router, RunSummary, Stop};
 pub use spec::{IdlePolicy, PortSpec, Routing, RunOptions, RuntimeSpec, TestFault, WorkerSpec};
 pub use worker::Forwarder;
+/// Public only for `examples/worker_ir.rs` (callgrind counts of the whole worker loop).
+#[doc(hidden)]
+pub use {
+    forward::PipelineForwarder,
+    worker::{PollState, Worker},
+};

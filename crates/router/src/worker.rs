@@ -1,12 +1,13 @@
 //! The per-lcore poll loop: receive a burst, decide, transmit or drop, repeat.
 //!
 //! Stages per (port, queue): `rx_burst` -> [`Forwarder::decide`] over the whole burst (one
-//! pipeline [`Verdict`] per packet) -> each mbuf moves into this worker's [`TxBuffer`] for
-//! its egress port, or into the drop burst (freed in bulk), or to the slow path -> TX
-//! buffers are flushed once per loop iteration. Every received mbuf ends in exactly one of
-//! these places and is counted; so does every frame taken from the slow path's inject
-//! queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are dropped
-//! (counted) before the pipeline, which reads one segment.
+//! pipeline [`Verdict`] per packet) -> a burst that all leaves by one port moves into that
+//! port's [`TxBuffer`] at once (the rule under load); otherwise each mbuf moves into the
+//! [`TxBuffer`] for its egress port, or into the drop burst (freed in bulk), or to the slow
+//! path -> TX buffers are flushed once per loop iteration. Every received mbuf ends in
+//! exactly one of these places and is counted; so does every frame taken from the slow
+//! path's inject queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are
+//! dropped (counted) before the pipeline, which reads one segment.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -69,52 +70,38 @@ pub struct Worker<F: Forwarder> {
     pub trace: Option<crate::trace::TraceTap>,
 }
 
+/// A worker's scratch space between polls: the RX and drop bursts and the verdicts.
+pub struct PollState {
+    /// The worker's own counters (a second handle: the loop bumps them while it borrows
+    /// the worker mutably).
+    counters: Arc<WorkerCounters>,
+    burst_size: usize,
+    rx: Burst,
+    drops: Burst,
+    verdicts: [Verdict; BURST_MAX],
+}
+
 impl<F: Forwarder> Worker<F> {
+    /// The scratch space [`Worker::poll`] works in.
+    pub fn poll_state(&self) -> PollState {
+        PollState {
+            counters: self.counters.clone(),
+            burst_size: self.burst.clamp(1, BURST_MAX),
+            rx: Burst::new(),
+            drops: Burst::new(),
+            verdicts: [Verdict::Drop(DropReason::Truncated); BURST_MAX],
+        }
+    }
+
     /// Polls until `stop` is set, then flushes its TX buffers.
     pub fn run(mut self) -> Arc<WorkerCounters> {
-        let burst_size = self.burst.clamp(1, BURST_MAX);
-        let mut rx = Burst::new();
-        let mut drops = Burst::new();
-        let mut verdicts = [Verdict::Drop(DropReason::Truncated); BURST_MAX];
+        let mut s = self.poll_state();
         let mut backoff = Backoff::new(self.idle);
-        let c = self.counters.clone();
+        let c = s.counters.clone();
         let mut last = dpdk::rdtsc();
 
         while !self.stop.load(Ordering::Relaxed) {
-            self.forwarder.begin_iteration();
-            let mut got_any = false;
-            for i in 0..self.rx.len() {
-                let (port, dev, queue) = self.rx[i];
-                let n = dpdk::rx_burst_max(dev, queue, &mut rx, burst_size);
-                if n == 0 {
-                    continue;
-                }
-                got_any = true;
-                bump(&c.rx_packets, n as u64);
-                bump(&c.bursts, 1);
-                bump(&c.burst_sizes[burst_bucket(n)], 1);
-                let chained = rx.take_chained(&mut drops);
-                if chained > 0 {
-                    bump(&c.drops[RuntimeDrop::MultiSegment.index()], chained as u64);
-                }
-                let t0 = dpdk::rdtsc();
-                let n = rx.len();
-                let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
-                if let (true, Some(t)) = (traced, self.trace.as_mut()) {
-                    t.before(port, rx.as_slice());
-                }
-                self.forwarder
-                    .decide(port, rx.as_mut_slice(), &mut verdicts[..n]);
-                if let (true, Some(t)) = (traced, self.trace.as_mut()) {
-                    t.after(port, rx.as_slice(), &verdicts[..n]);
-                }
-                bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
-                self.punt.begin_burst(t0);
-                self.dispatch(port, &mut rx, &verdicts[..n], &mut drops);
-                drops.free_all();
-            }
-            self.take_injected();
-            flush_all(&mut self.tx, &c);
+            let got_any = self.poll(&mut s);
             let now = dpdk::rdtsc();
             if got_any {
                 bump(&c.busy_cycles, now - last);
@@ -137,11 +124,61 @@ impl<F: Forwarder> Worker<F> {
         self.counters
     }
 
+    /// One loop iteration: a burst from each RX queue, decided and dispatched, then the
+    /// injected frames, then every TX buffer flushed. True when some packet came in.
+    /// (Public for `examples/worker_ir.rs`, which counts its instructions.)
+    #[inline]
+    pub fn poll(&mut self, s: &mut PollState) -> bool {
+        let c = &*s.counters;
+        self.forwarder.begin_iteration();
+        let mut got_any = false;
+        for i in 0..self.rx.len() {
+            let (port, dev, queue) = self.rx[i];
+            let n = dpdk::rx_burst_max(dev, queue, &mut s.rx, s.burst_size);
+            if n == 0 {
+                continue;
+            }
+            got_any = true;
+            bump(&c.rx_packets, n as u64);
+            bump(&c.bursts, 1);
+            bump(&c.burst_sizes[burst_bucket(n)], 1);
+            let chained = s.rx.take_chained(&mut s.drops);
+            if chained > 0 {
+                bump(&c.drops[RuntimeDrop::MultiSegment.index()], chained as u64);
+            }
+            let t0 = dpdk::rdtsc();
+            let n = s.rx.len();
+            let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
+            if let (true, Some(t)) = (traced, self.trace.as_mut()) {
+                t.before(port, s.rx.as_slice());
+            }
+            self.forwarder
+                .decide(port, s.rx.as_mut_slice(), &mut s.verdicts[..n]);
+            if let (true, Some(t)) = (traced, self.trace.as_mut()) {
+                t.after(port, s.rx.as_slice(), &s.verdicts[..n]);
+            }
+            bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
+            self.punt.begin_burst(t0);
+            self.dispatch(port, &mut s.rx, &s.verdicts[..n], &mut s.drops);
+            s.drops.free_all();
+        }
+        self.take_injected();
+        flush_all(&mut self.tx, c);
+        got_any
+    }
+
     /// Moves each mbuf of a decided burst to its TX buffer, the drop burst or the slow
     /// path, counting each under its outcome.
     #[inline]
     fn dispatch(&mut self, port: u16, rx: &mut Burst, verdicts: &[Verdict], drops: &mut Burst) {
         let c = &*self.counters;
+        // The rule under load: the whole burst leaves by one port. One pass over the
+        // verdicts, one copy of the pointers, one counter.
+        if let Some(t) = single_egress(verdicts).and_then(|p| self.tx.get_mut(p as usize)) {
+            bump(&c.forwarded, rx.len() as u64);
+            t.push_burst(rx);
+            return;
+        }
         // Forwarded = the burst less the others, counted where they are rare (a counter
         // bumped on the forward arm cost 4 instructions a packet: it lived on the stack).
         let n = rx.len() as u64;
@@ -224,6 +261,29 @@ impl<F: Forwarder> Worker<F> {
         if unknown > 0 {
             bump(&c.drops[RuntimeDrop::InjectUnknownPort.index()], unknown);
         }
+    }
+}
+
+/// The egress port when every verdict forwards to the same one.
+#[inline]
+fn single_egress(verdicts: &[Verdict]) -> Option<u16> {
+    let (Some(&first), Some(&last)) = (verdicts.first(), verdicts.last()) else {
+        return None;
+    };
+    // The last verdict first: a mixed burst is usually turned away there, at once.
+    match first {
+        Verdict::Forward { port } if last == first => {
+            // Four at a time, one branch each (one per verdict cost 8 instructions).
+            let same = |v: &Verdict| *v == first;
+            let mut fours = verdicts.chunks_exact(4);
+            for c in &mut fours {
+                if !(same(&c[0]) & same(&c[1]) & same(&c[2]) & same(&c[3])) {
+                    return None;
+                }
+            }
+            fours.remainder().iter().all(same).then_some(port)
+        }
+        _ => None,
     }
 }
 

@@ -148,16 +148,28 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     };
     let t = std::thread::spawn(move || worker.run());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while counters.snapshot().rx_packets < 17 || counters.snapshot().injected < 3 {
-        assert!(Instant::now() < deadline, "{:?}", counters.snapshot());
-        std::thread::sleep(Duration::from_millis(5));
+    let wait_for = |rx: u64| {
+        while counters.snapshot().rx_packets < rx || counters.snapshot().injected < 3 {
+            assert!(Instant::now() < deadline, "{:?}", counters.snapshot());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait_for(17);
+    // Then bursts of one verdict each (the single-port path): 5 to forward, then 3 for
+    // the port that does not exist.
+    for (first, k, total) in [(0, 5, 22), (1, 3, 25)] {
+        for _ in 0..k {
+            feed.push(pool.alloc_with(&frame(first)).unwrap());
+        }
+        assert_eq!(feed.flush(), k);
+        wait_for(total);
     }
     stop.store(true, Ordering::SeqCst);
     let w = t.join().unwrap().snapshot();
 
-    assert_eq!(w.rx_packets, 17);
-    assert_eq!(w.forwarded, 3);
-    assert_eq!(w.drops[RuntimeDrop::UnknownEgressPort.index()], 2);
+    assert_eq!(w.rx_packets, 25);
+    assert_eq!(w.forwarded, 3 + 5);
+    assert_eq!(w.drops[RuntimeDrop::UnknownEgressPort.index()], 2 + 3);
     assert_eq!(w.drops[DropReason::NoRoute.index()], 2);
     assert_eq!(w.drops[RuntimeDrop::MultiSegment.index()], 1);
     assert_eq!(
@@ -177,8 +189,8 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     assert_eq!(w.drops[RuntimeDrop::InjectUnknownPort.index()], 1);
     assert_eq!(
         w.tx_packets + w.tx_refused,
-        3 + 2,
-        "3 forwarded, 2 injected"
+        8 + 2,
+        "8 forwarded, 2 injected"
     );
     assert_eq!(w.unaccounted(), 0, "{w:?}");
     drop(data_rx);
