@@ -217,10 +217,10 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
 }
 
 /// The member of an ECMP group for the IPv6 datagram starting `ip` (out of line, as for
-/// IPv4).
+/// IPv4). The stages' hash itself: it reads the payload up to its length only.
 #[inline(never)]
 fn ecmp_member(fib: &Fib, group: NextHop, ip: &[u8]) -> crate::fib::AdjId {
-    fib.resolve(group, hash::ipv6_flow_hash(ip))
+    fib.resolve(group, hash::flow_hash(&[], Some(ip)))
 }
 
 /// A penultimate-hop pop of the only label (TTL `label_ttl`, above 1; entry of `mode`

@@ -94,13 +94,6 @@ pub(crate) fn ipv4_flow_hash(header: &[u8; 20], payload: &[u8]) -> u32 {
     fmix(mix_ipv4(SEED, header, payload))
 }
 
-/// [`flow_hash`] of an IPv6 datagram without labels starting `b` (its version checked by
-/// the caller; bytes after the payload are not read): the fast path's hash.
-#[inline]
-pub(crate) fn ipv6_flow_hash(b: &[u8]) -> u32 {
-    fmix(mix_ipv6(SEED, b))
-}
-
 /// Mixes a datagram's flow fields (none for a fragment) into `h`. `header` is the first
 /// 20 bytes of the header, `payload` what follows the whole header.
 #[inline]
