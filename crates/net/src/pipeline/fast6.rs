@@ -14,7 +14,8 @@
 //!
 //! It must only ever give the staged path's result: `tests/pipeline_fast_path.rs`
 //! compares both on random tables and frames. Never allocates; the lookup's arrays live
-//! in [`burst`]'s frame, so bursts without IPv6 do not pay for them.
+//! in [`burst`]'s frame, so chunks that the IPv4 and label loops settle whole do not pay
+//! for them.
 
 use super::local::{LocalAddrs, MacKey};
 use super::{hash, DropReason, PuntReason, Verdict, CHUNK};
