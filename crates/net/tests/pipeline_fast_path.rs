@@ -6,8 +6,8 @@
 //! router, broadcast or multicast; sources are sometimes the router's own addresses.
 //! Payloads are IPv4 or IPv6 (global, link-local, multicast, NDP, own addresses), plain or
 //! labelled; adjacencies carry IPv4 or IPv6, and IPv6 routes (6PE among them) sit beside
-//! the IPv4 ones. The fast path leaves IPv6 to the stages, so the IPv6 cases check that
-//! it declines them untouched, and the labelled ones that swaps and pops agree.
+//! the IPv4 ones; IPv6 carries hop-by-hop, destination options and fragment headers, and
+//! the default IPv6 route is sometimes missing (no route).
 #![forbid(unsafe_code)]
 
 mod pipeline_support;
@@ -152,6 +152,8 @@ fn build(t: &TableSpec) -> Fib {
             _ => RouteTarget::Blackhole,
         };
         let (net, len) = match i {
+            // A blackhole default becomes no default route (no route: unreachable).
+            0 if kind == 4 => continue,
             0 => (0, 0),
             _ => (prefix6(i as u16), 48),
         };
@@ -187,7 +189,8 @@ fn addr6(k: u8, low: u16) -> [u8; 16] {
 }
 
 /// An IPv6 datagram: UDP, or ICMPv6 of type `icmp` (133..=137: NDP), behind `opts`
-/// destination options headers.
+/// destination options headers, the first of them hop-by-hop (`hbh`) or a fragment
+/// header (`frag`: its offset in 8-byte units, 0 the first fragment).
 #[derive(Clone, Debug)]
 struct Ip6Spec {
     src: (u8, u16),
@@ -197,30 +200,40 @@ struct Ip6Spec {
     flow: u32,
     icmp: Option<u8>,
     opts: u8,
+    hbh: bool,
+    frag: Option<u16>,
     len: usize,
 }
 
 fn ip6_spec() -> impl Strategy<Value = Ip6Spec> {
-    let kind = prop_oneof![10 => 0u8..6, 1 => 6u8..14];
+    let kind = prop_oneof![8 => 0u8..6, 2 => 6u8..14];
     (
         (kind.clone(), any::<u16>()),
         (kind, any::<u16>()),
-        prop_oneof![Just(0u8), Just(1), Just(2), Just(255), any::<u8>()],
+        prop_oneof![1 => Just(0u8), 1 => Just(1), 1 => Just(2), 2 => Just(255), 2 => any::<u8>()],
         (any::<u8>(), 0u32..(1 << 20)),
         prop_oneof![3 => Just(None), 1 => (128u8..140).prop_map(Some)],
-        prop_oneof![6 => Just(0u8), 1 => 1u8..10],
+        (
+            prop_oneof![6 => Just(0u8), 1 => 1u8..10],
+            prop_oneof![6 => Just(false), 1 => Just(true)],
+            prop_oneof![6 => Just(None), 1 => (0u16..3).prop_map(Some)],
+        ),
         0usize..1600,
     )
-        .prop_map(|(src, dst, hop, (tc, flow), icmp, opts, len)| Ip6Spec {
-            src,
-            dst,
-            hop,
-            tc,
-            flow,
-            icmp,
-            opts,
-            len,
-        })
+        .prop_map(
+            |(src, dst, hop, (tc, flow), icmp, (opts, hbh, frag), len)| Ip6Spec {
+                src,
+                dst,
+                hop,
+                tc,
+                flow,
+                icmp,
+                opts,
+                hbh,
+                frag,
+                len,
+            },
+        )
 }
 
 impl Ip6Spec {
@@ -231,11 +244,19 @@ impl Ip6Spec {
         };
         upper.extend((0..self.len).map(|i| i as u8));
         let mut next = if self.icmp.is_some() { 58 } else { 17 };
-        for _ in 0..self.opts {
+        for k in 0..self.opts {
             let mut h = vec![next, 0, 1, 4, 0, 0, 0, 0];
+            next = 60;
+            if k + 1 == self.opts && self.hbh {
+                next = 0;
+            }
+            if let (0, Some(off)) = (k, self.frag) {
+                h[1] = 0;
+                h[2..4].copy_from_slice(&(off << 3 | 1).to_be_bytes());
+                next = 44;
+            }
             h.extend(upper);
             upper = h;
-            next = 60;
         }
         let w = 6u32 << 28 | (self.tc as u32) << 20 | self.flow;
         let mut b = w.to_be_bytes().to_vec();
@@ -498,6 +519,164 @@ fn plain_cases_forward_the_same_both_ways() {
         assert_eq!(d[3].ip.as_ref().unwrap().time_to_live, 63);
         assert_eq!(d[4].labels, [(1000, 0, false, 63), (2000, 0, true, 63)]);
         assert_eq!(d[4].ip.as_ref().unwrap().time_to_live, 63);
+    }
+}
+
+/// The IPv6 cases the fast path is for (plain forwarding, 6PE push, ECMP, PHP exposing
+/// IPv6), each first in its burst and behind IPv4: forwarded the same both ways, with the
+/// hop limit and labels the independent decoder (etherparse) reads.
+#[test]
+fn plain_ipv6_cases_forward_the_same_both_ways() {
+    use etherparse::Ipv6Header;
+    let mut b = builder();
+    let plain6 = b.add_adjacency(adj(2, &[]).with_payload(Family::Ipv6));
+    let push2 = b.add_adjacency(adj(3, &[1000, 2000]));
+    let m: Vec<_> = (0..3)
+        .map(|k| (b.add_adjacency(adj(k, &[]).with_payload(Family::Ipv6)), 1))
+        .collect();
+    let group = b.add_ecmp(&m).unwrap();
+    let pop = LabelEntry {
+        op: LabelOp::Pop,
+        next_hop: Some(NextHop::Adjacency(plain6)),
+        ttl_mode: TtlMode::Uniform,
+    };
+    b.add_label(110, pop).unwrap();
+    let r = |t| route(t, TtlMode::Uniform);
+    b.add_ipv6_route(prefix6(1), 48, r(via(plain6))).unwrap();
+    b.add_ipv6_route(prefix6(2), 48, r(via(push2))).unwrap();
+    b.add_ipv6_route(
+        prefix6(3),
+        48,
+        r(RouteTarget::NextHop(NextHop::Ecmp(group))),
+    )
+    .unwrap();
+    let plain4 = b.add_adjacency(adj(2, &[]));
+    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, r(via(plain4)))
+        .unwrap();
+    let fib = b.build(1);
+    let ip6 = |net: u8, hop: u8| {
+        Ip6Spec {
+            src: (4, 7),
+            dst: (net, 9),
+            hop,
+            tc: 0xa0,
+            flow: 5,
+            icmp: None,
+            opts: 0,
+            hbh: false,
+            frag: None,
+            len: 30,
+        }
+        .bytes()
+    };
+    let frames = [
+        eth(0x86dd, &ip6(1, 64)),
+        eth(0x86dd, &ip6(2, 64)),
+        eth(0x86dd, &ip6(3, 64)),
+        mpls(&[(110, 0, 9)], &ip6(1, 64)),
+    ];
+    let other = ipv4_frame(&Ip4::new([198, 51, 100, 7], [10, 1, 2, 3]).ttl(64));
+    for (k, f) in frames.iter().enumerate() {
+        for pos in 0..2 {
+            let mut burst = vec![VecBuf::new(f)];
+            burst.insert(pos, VecBuf::new(&other));
+            let [(fast_v, fast_b), (staged_v, staged_b)] =
+                both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+            assert_eq!(fast_v, staged_v, "frame {k} at {pos}");
+            assert_eq!(fast_b, staged_b, "frame {k} at {pos}");
+            let i = 1 - pos;
+            let port = match fast_v[i] {
+                Verdict::Forward { port } => port,
+                v => panic!("frame {k}: not forwarded: {v:?}"),
+            };
+            let d = decode(&fast_b[i]);
+            let (h, _) = Ipv6Header::from_slice(&d.payload).expect("ipv6");
+            assert_eq!(h.payload_length as usize + 40, d.payload.len());
+            match k {
+                0 => assert_eq!((port, d.ethertype, h.hop_limit), (2, 0x86dd, 63)),
+                1 => {
+                    assert_eq!((port, h.hop_limit), (3, 63));
+                    // TC from the traffic class's class selector (0xa0 >> 5).
+                    assert_eq!(d.labels, [(1000, 5, false, 63), (2000, 5, true, 63)]);
+                }
+                2 => assert!(port < 3 && d.labels.is_empty() && h.hop_limit == 63),
+                _ => assert_eq!((port, d.ethertype, h.hop_limit), (2, 0x86dd, 8)),
+            }
+        }
+    }
+}
+
+/// IPv6 the fast path must leave to the stages although a route would forward it: NDP to
+/// the router's address, its own address as source, link-local and special addresses,
+/// hop limit 1, a hop-by-hop header. Both paths give the stages' verdict, untouched.
+#[test]
+fn ipv6_special_cases_are_decided_by_the_stages_both_ways() {
+    use net::pipeline::PuntReason;
+    let mut b = builder();
+    let plain6 = b.add_adjacency(adj(2, &[]).with_payload(Family::Ipv6));
+    b.add_ipv6_route(0, 0, route(via(plain6), TtlMode::Uniform))
+        .unwrap();
+    let fib = b.build(1);
+    let ip6 = |src: u8, dst: u8, hop: u8, icmp: Option<u8>, hbh: bool| {
+        Ip6Spec {
+            src: (src, 7),
+            dst: (dst, 9),
+            hop,
+            tc: 0,
+            flow: 5,
+            icmp,
+            opts: hbh as u8,
+            hbh,
+            frag: None,
+            len: 30,
+        }
+        .bytes()
+    };
+    let ndp = Verdict::SlowPath(PuntReason::Ndp);
+    let cases = [
+        (ip6(1, 8, 255, Some(135), false), ndp),
+        (ip6(1, 9, 255, Some(135), false), ndp),
+        (
+            ip6(8, 1, 64, None, false),
+            Verdict::Drop(DropReason::OwnSource),
+        ),
+        (
+            ip6(6, 1, 64, None, false),
+            Verdict::Drop(DropReason::LinkLocalScope),
+        ),
+        (
+            ip6(1, 6, 64, None, false),
+            Verdict::Drop(DropReason::LinkLocalScope),
+        ),
+        (
+            ip6(1, 11, 64, None, false),
+            Verdict::Drop(DropReason::Multicast),
+        ),
+        (
+            ip6(13, 1, 64, None, false),
+            Verdict::Drop(DropReason::MartianAddress),
+        ),
+        (
+            ip6(1, 2, 1, None, false),
+            Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT }),
+        ),
+        // Controls: to the router's address without NDP, and with a hop-by-hop header,
+        // the route forwards it.
+        (ip6(1, 8, 64, None, false), Verdict::Forward { port: 2 }),
+        (ip6(1, 2, 64, None, true), Verdict::Forward { port: 2 }),
+        (ip6(1, 2, 64, None, false), Verdict::Forward { port: 2 }),
+    ];
+    for (k, (ip, want)) in cases.iter().enumerate() {
+        let frame = eth(0x86dd, ip);
+        let burst = [VecBuf::new(&frame), VecBuf::new(&frame)];
+        let [(fast_v, fast_b), (staged_v, staged_b)] =
+            both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+        assert_eq!(fast_v, [*want; 2], "fast: case {k}");
+        assert_eq!(staged_v, [*want; 2], "staged: case {k}");
+        assert_eq!(fast_b, staged_b, "case {k}");
+        if !matches!(want, Verdict::Forward { .. }) {
+            assert_eq!(fast_b[0], frame, "case {k}");
+        }
     }
 }
 

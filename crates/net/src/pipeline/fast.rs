@@ -43,7 +43,7 @@ use crate::wire::mpls::{
 use crate::wire::{be16, be32, checksum};
 
 /// Decides and rewrites a label-switched packet in one pass when it is a plain swap, or
-/// a penultimate-hop pop exposing IPv4, towards a resolved adjacency (directly or through
+/// a penultimate-hop pop exposing IPv4 (IPv6: [`super::fast6::php`]), towards a resolved adjacency (directly or through
 /// an ECMP group), and its frame is addressed to `mac` (the input port's); `None`
 /// (untouched) otherwise.
 #[inline(always)]
@@ -97,7 +97,9 @@ pub(crate) fn label<P: PacketBuf>(
         LabelOp::Pop if lse & BOS != 0 => {
             // PHP: the exposed datagram is forwarded (its extent also bounds the ECMP hash).
             // Options are left to the stages (they may punt them).
-            let total = exposed_plain_ipv4(&data[stack_end..])?;
+            let Some(total) = exposed_plain_ipv4(&data[stack_end..]) else {
+                return super::fast6::php(fib, next_hop, entry.ttl_mode, ttl, pkt);
+            };
             let adj = resolved_adjacency(fib, next_hop, data, stack_end, stack_end + total)?;
             let ip_ttl = data[stack_end + ip4::TTL];
             let ttl = match entry.ttl_mode {
@@ -128,7 +130,7 @@ pub(crate) fn label<P: PacketBuf>(
 /// stack (`data[HEADER_LEN..stack_end]`) and the payload up to `end`; `None` while the
 /// neighbour is unresolved.
 #[inline(always)]
-fn resolved_adjacency<'f>(
+pub(super) fn resolved_adjacency<'f>(
     fib: &'f Fib,
     next_hop: NextHop,
     data: &[u8],

@@ -13,9 +13,10 @@
 //! `local` routes of the routes file are not in the source check: they can change with
 //! every reload, and the ports' addresses are the ones a neighbour can see and spoof.
 //!
-//! IPv6 (staged path only): the global addresses in one sorted list, and each port's
-//! link-local address (EUI-64 from its MAC, RFC 4291 appendix A, unless one is
-//! configured), which is the only link-local address a packet may be delivered to.
+//! IPv6: the global addresses in one sorted list (with a filter of their own for the fast
+//! path, indexed by the folded address), and each port's link-local address (EUI-64 from
+//! its MAC, RFC 4291 appendix A, unless one is configured), which is the only link-local
+//! address a packet may be delivered to.
 
 use crate::wire::ipv6::{is_link_local, link_local_from_mac};
 
@@ -33,6 +34,8 @@ pub struct LocalAddrs {
     filter: [bool; FILTER_LEN],
     /// The router's IPv6 addresses other than link-local ones, sorted (big-endian values).
     ipv6: Vec<u128>,
+    /// Entry [`filter_index6`] of every address in `ipv6` is set.
+    filter6: [bool; FILTER_LEN],
     /// (port, address): every port's link-local addresses, by port.
     link_local: Vec<(u16, u128)>,
 }
@@ -66,6 +69,16 @@ fn filter_index(word: u32) -> usize {
     (word.wrapping_mul(0x9e37_79b1) >> 23) as usize
 }
 
+/// [`filter_index`] of an IPv6 address folded to one word (both halves count, so the
+/// router's `::1` on one prefix does not shadow every `::1`).
+#[inline(always)]
+fn filter_index6(a: &[u8; 16]) -> usize {
+    let (hi, lo) = a.split_at(8);
+    let w = u64::from_ne_bytes(hi.try_into().expect("8 bytes"))
+        ^ u64::from_ne_bytes(lo.try_into().expect("8 bytes"));
+    filter_index((w ^ w >> 32) as u32)
+}
+
 impl LocalAddrs {
     /// `macs[p]` is the MAC of port `p`; `ipv4` the router's addresses on all ports. Each
     /// port gets the link-local IPv6 address derived from its MAC
@@ -76,6 +89,7 @@ impl LocalAddrs {
             ipv4: Vec::new(),
             filter: [false; FILTER_LEN],
             ipv6: Vec::new(),
+            filter6: [false; FILTER_LEN],
             link_local: Vec::new(),
         };
         for a in ipv4 {
@@ -98,6 +112,7 @@ impl LocalAddrs {
             if is_link_local(&a) {
                 configured.push((port, u128::from_be_bytes(a)));
             } else {
+                self.filter6[filter_index6(&a)] = true;
                 self.ipv6.push(u128::from_be_bytes(a));
             }
         }
@@ -153,6 +168,13 @@ impl LocalAddrs {
     #[inline(always)]
     pub(crate) fn may_be_own(&self, word: u32) -> bool {
         self.filter[filter_index(word)]
+    }
+
+    /// False when `addr`, an IPv6 address outside fe80::/10, is certainly not one of the
+    /// router's (the fast path's test, for sources and destinations).
+    #[inline(always)]
+    pub(crate) fn may_be_own6(&self, addr: &[u8; 16]) -> bool {
+        self.filter6[filter_index6(addr)]
     }
 
     /// Whether `addr` (host byte order) is one of the router's IPv4 addresses.
@@ -236,5 +258,17 @@ mod tests {
         }
         assert!(!l.is_own6(n("2001:db8::2")));
         assert!(!l.is_own6(n("fe80::21b:21ff:feaa:bbcc")));
+        // The fast path's filter holds every global address and few others.
+        for own in ["2001:db8::1", "2001:db8:1::1"] {
+            assert!(l.may_be_own6(&v6(own)), "{own}");
+        }
+        let foreign = (0..4096u128)
+            .map(|i| (n("2001:db8:2::") + (i << 64) + i).to_be_bytes())
+            .filter(|a| l.may_be_own6(a))
+            .count();
+        assert!(
+            foreign * 50 < 4096,
+            "{foreign} foreign addresses passed the filter"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The data path: one burst of received frames in, one [`Verdict`] per frame out.
 //!
-//! The commonest packets (plain swap, PHP, IPv4 to one next hop) take a fast path
-//! ([`fast`]) that checks exactly what they need; every other packet
+//! The commonest packets (plain swap, PHP, IPv4 or IPv6 to one next hop, LER push) take a
+//! fast path ([`fast`], [`fast6`]) that checks exactly what they need; every other packet
 //! goes through the stages, each run over the whole burst before the next (grout/VPP
 //! style, so that table lookups of different packets overlap):
 //! 1. [`classify`]: destination MAC, Ethernet, ethertype, IPv4 input checks (RFC 1812
@@ -32,7 +32,8 @@
 //!   decision needs it (PHP towards IP, the ECMP hash, DF for a packet too big). Packets
 //!   forwarded as IP are cut to their total length (IPv6: 40 + payload length).
 //!
-//! IPv6 (staged path only; the fast path declines it untouched):
+//! IPv6 (the fast path, [`fast6`], takes plain forwarding, LER and 6PE push, and PHP
+//! exposing IPv6; it runs after the IPv4 and label loops, on what they turned away):
 //! - TTL rules as for IPv4, with the hop limit. Label 2 is popped like label 0 at any
 //!   depth; at the bottom, 0 and 2 require their family, other dispositions go by the
 //!   first nibble. A packet leaving bare takes an adjacency only if its `payload` family
@@ -51,6 +52,7 @@
 
 mod classify;
 mod fast;
+mod fast6;
 mod hash;
 mod ipv4;
 mod ipv6;
@@ -385,6 +387,22 @@ impl Pipeline {
                                 &mut m,
                             );
                         }
+                    }
+                    if m > 0 {
+                        // IPv6 ([`fast6`]) last: what it turns away goes to the stages.
+                        let left = staged;
+                        let l = core::mem::replace(&mut m, 0);
+                        fast6::burst(
+                            fib,
+                            local,
+                            mac,
+                            in_port,
+                            p,
+                            v,
+                            &left[..l],
+                            &mut staged,
+                            &mut m,
+                        );
                     }
                 }
             }

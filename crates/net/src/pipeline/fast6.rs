@@ -1,0 +1,272 @@
+//! The fast path for IPv6: plain forwarding and LER imposition (6PE included) towards a
+//! resolved adjacency, directly or through an ECMP group (input checks, the batched
+//! `Lpm6` lookup, then the rewrite), and the penultimate-hop pop that exposes IPv6.
+//!
+//! Built as [`super::fast`] is: fixed-size views so that one length check covers every
+//! header byte read, the verdict decided before the packet's one write. Anything the
+//! plain case does not meet returns `None` untouched and the stages decide it: a hop
+//! limit of 1 or 0, a hop-by-hop header, addresses of a special scope (first octet 0x00,
+//! 0xfe or 0xff: unspecified, loopback, link-local, multicast), a source or destination
+//! that may be the router's own (NDP to it is punted, [`LocalAddrs::may_be_own6`]),
+//! adjacencies unresolved or of the other family, packets too big. The route targets
+//! other than a next hop (none, local, connected, blackhole) are decided here as the
+//! stages decide them once the input checks have passed.
+//!
+//! It must only ever give the staged path's result: `tests/pipeline_fast_path.rs`
+//! compares both on random tables and frames. Never allocates; the lookup's arrays live
+//! in [`burst`]'s frame, so chunks that the IPv4 and label loops settle whole do not pay
+//! for them.
+
+use super::local::{LocalAddrs, MacKey};
+use super::{hash, DropReason, PuntReason, Verdict, CHUNK};
+use crate::fib::{Fib, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE};
+use crate::packet::PacketBuf;
+use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN};
+use crate::wire::ipv6::{HEADER_LEN as IPV6_LEN, NH_HOP_BY_HOP};
+use crate::wire::mpls::{field as lse_field, ENTRY_LEN as LSE, TC_SHIFT};
+use crate::wire::{be16, be32};
+
+/// Byte offsets in the fixed header.
+mod field {
+    pub const PAYLOAD_LEN: usize = 4;
+    pub const NEXT_HEADER: usize = 6;
+    pub const HOP_LIMIT: usize = 7;
+    pub const SRC: usize = 8;
+    pub const DST: usize = 24;
+}
+
+/// A plain frame: Ethernet and the fixed IPv6 header.
+const FRAME: usize = HEADER_LEN + IPV6_LEN;
+
+/// Whether an address starting with `first` is of a scope the stages decide: 0x00
+/// (unspecified, loopback, ::/8), 0xfe (link-local among fe00::/8), 0xff (multicast).
+/// One add and compare.
+#[inline(always)]
+fn special(first: u8) -> bool {
+    first.wrapping_add(2) <= 2
+}
+
+/// Fast-path IPv6 for the packets `pkts[which[k]]`, received on `in_port` whose MAC is
+/// `mac`: each is decided (its verdict written) or its index appended to `fail[..n]`
+/// for the stages. Out of line: its arrays are only set up for bursts that carry IPv6.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub(crate) fn burst<P: PacketBuf>(
+    fib: &Fib,
+    local: &LocalAddrs,
+    mac: MacKey,
+    in_port: u16,
+    pkts: &mut [P],
+    verdicts: &mut [Verdict],
+    which: &[u8],
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
+    let mut dsts = [0u128; CHUNK];
+    let mut idx = [0u8; CHUNK];
+    let mut q = 0;
+    for &i in which {
+        match input(pkts[i as usize].data(), mac, local) {
+            Some(dst) => {
+                dsts[q] = dst;
+                idx[q] = i;
+                q += 1;
+            }
+            None => {
+                fail[*n] = i;
+                *n += 1;
+            }
+        }
+    }
+    if q == 0 {
+        return;
+    }
+    let mut routes = [NO_ROUTE; CHUNK];
+    fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);
+    for (&i, &route) in idx[..q].iter().zip(&routes[..q]) {
+        let v = match forward(fib, &mut pkts[i as usize], route) {
+            Some(v) => Some(v),
+            None => other_target(fib, route, in_port),
+        };
+        match v {
+            Some(v) => verdicts[i as usize] = v,
+            None => {
+                fail[*n] = i;
+                *n += 1;
+            }
+        }
+    }
+}
+
+/// The IPv6 header of a packet the fast path can forward once its route is known: plain
+/// Ethernet addressed to `mac`, version 6, a payload inside the frame, hop limit above 1,
+/// no hop-by-hop header, source and destination of global scope and certainly not the
+/// router's. Returns the destination for the batched lookup; `None` leaves the packet to
+/// the stages.
+#[inline(always)]
+fn input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option<u128> {
+    let frame: &[u8; FRAME] = data.first_chunk()?;
+    let (_, ip) = frame.split_last_chunk::<IPV6_LEN>()?;
+    if be16(frame, eth::ETHERTYPE.start) != ETHERTYPE_IPV6
+        || !mac.matches(frame.first_chunk()?)
+        || ip[0] >> 4 != 6
+        || ip[field::HOP_LIMIT] <= 1
+        || ip[field::NEXT_HEADER] == NH_HOP_BY_HOP
+    {
+        return None;
+    }
+    let (_, src) = ip.split_first_chunk::<{ field::SRC }>()?;
+    let src: &[u8; 16] = src.first_chunk()?;
+    let (_, dst) = ip.split_last_chunk::<{ IPV6_LEN - field::DST }>()?;
+    let len = IPV6_LEN + be16(ip, field::PAYLOAD_LEN) as usize;
+    if len > data.len() - HEADER_LEN
+        || special(src[0]) | special(dst[0])
+        || local.may_be_own6(src)
+        || local.may_be_own6(dst)
+    {
+        return None;
+    }
+    Some(u128::from_be_bytes(*dst))
+}
+
+/// The verdict for a packet [`input`] accepted whose route is not a next hop, as the
+/// stages give it (the hop limit, above 1, does not expire here): no route, local,
+/// connected (glean), blackhole. `None` for a next hop (declined by [`forward`]).
+#[inline(never)]
+fn other_target(fib: &Fib, route: RouteId, in_port: u16) -> Option<Verdict> {
+    if route == NO_ROUTE {
+        return Some(Verdict::SlowPath(PuntReason::Unreachable { in_port }));
+    }
+    Some(match fib.route(route).target {
+        RouteTarget::Local => Verdict::SlowPath(PuntReason::LocalDelivery),
+        RouteTarget::Blackhole => Verdict::Drop(DropReason::NoRoute),
+        RouteTarget::Connected { port } => Verdict::SlowPath(PuntReason::Glean { port }),
+        RouteTarget::NextHop(_) => return None,
+    })
+}
+
+/// Forwards a packet [`input`] accepted when `route` leads to a resolved adjacency
+/// (directly or by the flow hash through an ECMP group) that carries IPv6 or pushes
+/// labels, and the datagram (with those labels) fits its MTU and headroom; `None`
+/// (untouched) otherwise.
+#[inline(always)]
+fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdict> {
+    if route == NO_ROUTE {
+        return None;
+    }
+    let route = fib.route(route);
+    let RouteTarget::NextHop(nh) = route.target else {
+        return None;
+    };
+    let headroom = pkt.headroom();
+    let data = pkt.data_mut();
+    let len = data.len();
+    let adj_id = match nh {
+        NextHop::Adjacency(a) => a,
+        // The hash reads the payload up to its length only, so the frame's rest will do.
+        NextHop::Ecmp(_) => ecmp_member(fib, nh, data.get(HEADER_LEN..)?),
+    };
+    let frame: &mut [u8; FRAME] = data.first_chunk_mut()?;
+    let payload = be16(frame, HEADER_LEN + field::PAYLOAD_LEN) as usize;
+    let adj = fib.adjacency(adj_id);
+    let push = adj.push_bytes();
+    // Without labels the template's ethertype names the family the adjacency carries.
+    if !adj.is_resolved()
+        || push + IPV6_LEN + payload > adj.mtu as usize
+        || headroom < push
+        || be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV4
+    {
+        return None;
+    }
+    let hop = frame[HEADER_LEN + field::HOP_LIMIT] - 1;
+    let pad = len - FRAME - payload;
+    if push == 0 && pad == 0 {
+        frame[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
+        frame[HEADER_LEN + field::HOP_LIMIT] = hop;
+        return Some(Verdict::Forward { port: adj.port });
+    }
+    // The label's TC from the traffic class's class selector bits (its top three).
+    let tc = ((frame[HEADER_LEN] >> 1) & 7) as u32;
+    if pad > 0 {
+        let _ = pkt.trim(pad);
+    }
+    if push > 0 {
+        let _ = pkt.prepend(push);
+    }
+    let outer = match route.ttl_mode {
+        TtlMode::Uniform => hop,
+        TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
+        TtlMode::Pipe(t) => t,
+    } as u32;
+    let d = pkt.data_mut();
+    let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
+    let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
+    let (template_eth, template_lses) = adj.header_template().split_at(HEADER_LEN);
+    eth.copy_from_slice(template_eth);
+    // Template words have TC, S and TTL clear.
+    for (lse, t) in lses
+        .chunks_exact_mut(LSE)
+        .zip(template_lses.chunks_exact(LSE))
+    {
+        lse.copy_from_slice(&(be32(t, 0) | tc << TC_SHIFT | outer).to_be_bytes());
+    }
+    if push > 0 {
+        lses[push - LSE + lse_field::S_BYTE] |= 1; // S on the bottom label
+    }
+    ip[field::HOP_LIMIT] = hop;
+    Some(Verdict::Forward { port: adj.port })
+}
+
+/// The member of an ECMP group for the IPv6 datagram starting `ip` (out of line, as for
+/// IPv4). The stages' hash itself: it reads the payload up to its length only.
+#[inline(never)]
+fn ecmp_member(fib: &Fib, group: NextHop, ip: &[u8]) -> crate::fib::AdjId {
+    fib.resolve(group, hash::flow_hash(&[], Some(ip)))
+}
+
+/// A penultimate-hop pop of the only label (TTL `label_ttl`, above 1; entry of `mode`
+/// towards `next_hop`) that exposes IPv6, towards a resolved adjacency that carries
+/// IPv6 bare: the hop limit becomes `min(hop limit, label TTL - 1)` in uniform mode, is
+/// kept in pipe mode. `None` (untouched) for anything else, [`super::fast::label`]'s
+/// caller then hands it to the stages. Out of line: the IPv4 pop stays as short as it was.
+#[cold]
+#[inline(never)]
+pub(crate) fn php<P: PacketBuf>(
+    fib: &Fib,
+    next_hop: NextHop,
+    mode: TtlMode,
+    label_ttl: u8,
+    pkt: &mut P,
+) -> Option<Verdict> {
+    const STACK_END: usize = HEADER_LEN + LSE;
+    let data = pkt.data_mut();
+    let (_, after) = data.split_first_chunk::<STACK_END>()?;
+    let ip: &[u8; IPV6_LEN] = after.first_chunk()?;
+    let end = STACK_END + IPV6_LEN + be16(ip, field::PAYLOAD_LEN) as usize;
+    if ip[0] >> 4 != 6 || end > data.len() {
+        return None;
+    }
+    let hop = match mode {
+        TtlMode::Uniform => ip[field::HOP_LIMIT].min(label_ttl - 1),
+        TtlMode::Pipe(_) => ip[field::HOP_LIMIT],
+    };
+    let adj = super::fast::resolved_adjacency(fib, next_hop, data, STACK_END, end)?;
+    let bare_ipv6 = be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV6;
+    if !bare_ipv6 || hop == 0 || end - STACK_END > adj.mtu as usize {
+        return None;
+    }
+    let pad = data.len() - end;
+    if pad > 0 {
+        let _ = pkt.trim(pad);
+    }
+    let _ = pkt.adj(LSE);
+    let d = pkt.data_mut();
+    // A datagram of 40 bytes or more follows (checked above).
+    if let Some((eth, ip)) = d.split_first_chunk_mut::<HEADER_LEN>() {
+        eth.copy_from_slice(adj.ethernet_template());
+        if let Some(hop_limit) = ip.get_mut(field::HOP_LIMIT) {
+            *hop_limit = hop;
+        }
+    }
+    Some(Verdict::Forward { port: adj.port })
+}
