@@ -46,7 +46,20 @@ const NH_ICMPV6: u8 = 58;
 
 /// Whether the protocol of an untagged or single-tagged IPv4 or IPv6 frame (the IPv6
 /// fixed header's next header) is ICMP or ICMPv6; `None` for other frames.
+#[inline]
 fn is_icmp(frame: &[u8]) -> Option<bool> {
+    // Untagged IPv4 (an echo flood's frames) is read in place: the pipeline checked the
+    // header before it punted the packet.
+    if let Some(h) = frame.first_chunk::<{ UNTAGGED_PROTOCOL + 1 }>() {
+        if u16::from_be_bytes([h[12], h[13]]) == ETHERTYPE_IPV4 {
+            return Some(h[UNTAGGED_PROTOCOL] == PROTO_ICMP);
+        }
+    }
+    is_icmp_walked(frame)
+}
+
+#[cold]
+fn is_icmp_walked(frame: &[u8]) -> Option<bool> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
     let l3 = eth.header_len();
     match eth.ethertype() {
@@ -76,6 +89,9 @@ pub const CONTROL_QUEUE: usize = 1024;
 
 /// Offset of the IPv4 destination address in an untagged IPv4 frame.
 const UNTAGGED_DST: usize = net::wire::ethernet::HEADER_LEN + 16;
+
+/// Offset of the IPv4 protocol in an untagged IPv4 frame.
+const UNTAGGED_PROTOCOL: usize = net::wire::ethernet::HEADER_LEN + ipv4::field::PROTOCOL;
 
 /// First IPv6 destination in a frame (below one VLAN tag and any labels).
 pub fn ipv6_dst(frame: &[u8]) -> Option<u128> {
@@ -206,8 +222,10 @@ impl PuntQueues {
         in_port: u16,
         frame: &[u8],
     ) -> Result<PuntClass, RuntimeDrop> {
-        if let PuntReason::Glean { port } = reason {
-            return self.admit_glean(port, frame);
+        match reason {
+            PuntReason::Glean { port } => return self.admit_glean(port, frame),
+            PuntReason::LocalDelivery => return self.admit_local(frame),
+            _ => {}
         }
         match admission(&self.marks, reason, in_port, frame) {
             Admission::Priority => {}
@@ -232,6 +250,17 @@ impl PuntQueues {
             Ok(PuntClass::Data)
         } else {
             Err(RuntimeDrop::GleanThrottled)
+        }
+    }
+
+    /// [`PuntQueues::admit`] for a packet to the router ([`admission`]'s arm, inlined,
+    /// the class read once: an echo flood sends every packet here).
+    #[inline(always)]
+    fn admit_local(&mut self, frame: &[u8]) -> Result<PuntClass, RuntimeDrop> {
+        match punt_class(PuntReason::LocalDelivery, frame) {
+            PuntClass::Control => Ok(PuntClass::Control),
+            PuntClass::Data if self.budgets.admit(Budget::Echo) => Ok(PuntClass::Data),
+            PuntClass::Data => Err(RuntimeDrop::EchoThrottled),
         }
     }
 
@@ -287,6 +316,8 @@ mod tests {
             (PuntReason::IpOptions, ipv4(6, false), Data),
         ] {
             assert_eq!(punt_class(reason, &frame), class, "{reason:?}");
+            // The protocol read in place (untagged IPv4) is the one walked to.
+            assert_eq!(is_icmp(&frame), is_icmp_walked(&frame), "{reason:?}");
         }
     }
 
@@ -439,6 +470,45 @@ mod tests {
             assert_eq!(ipv4_dst(f), ipv4_dst_walked(f));
         }
         assert_eq!(ipv4_dst(&other), Some(u32::from_be_bytes([10, 1, 0, 8])));
+    }
+
+    #[test]
+    fn a_packet_to_the_router_is_admitted_as_admission_says() {
+        let local = PuntReason::LocalDelivery;
+        let (echo, echo_tagged) = (ipv4(1, false), ipv4(1, true));
+        let (tcp, udp_tagged) = (ipv4(6, false), ipv4(17, true));
+        let frames = [&echo, &echo_tagged, &tcp, &udp_tagged];
+        // Budgets to spare: the queue `admission` and the class say.
+        let mut q = queues(NeighborMarks::default(), budget::Rate { pps: 1, burst: 1 });
+        q.begin_burst(1);
+        for f in frames {
+            let want = match admission(&q.marks, local, 0, f) {
+                Admission::Priority => PuntClass::Control,
+                Admission::Budgeted(Budget::Echo) => PuntClass::Data,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(want, punt_class(local, f));
+            assert_eq!(q.admit(local, 0, f), Ok(want), "{f:?}");
+        }
+        // Echo requests spend the echo budget (one token); TCP and UDP to the router
+        // take none.
+        let mut rates = [budget::Rate {
+            pps: 1000,
+            burst: 1000,
+        }; Budget::ALL.len()];
+        rates[Budget::Echo as usize] = budget::Rate { pps: 1, burst: 1 };
+        q.budgets = Budgets::new(&rates, 1_000_000, 1);
+        q.begin_burst(1);
+        let got = [&echo, &tcp, &udp_tagged, &echo_tagged].map(|f| q.admit(local, 0, f));
+        assert_eq!(
+            got,
+            [
+                Ok(PuntClass::Data),
+                Ok(PuntClass::Control),
+                Ok(PuntClass::Control),
+                Err(RuntimeDrop::EchoThrottled)
+            ]
+        );
     }
 
     /// An Ethernet/IPv6 frame from `src` to `dst` with `icmp` as ICMPv6 message.
