@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Sender, TrySendError};
 use net::pipeline::PuntReason;
 use net::wire::arp::ArpPacket;
-use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use net::wire::ipv4;
 
 use crate::counters::RuntimeDrop;
@@ -139,8 +139,24 @@ fn ipv4_dst_walked(frame: &[u8]) -> Option<u32> {
     ))
 }
 
-/// The sender IPv4 address of an (untagged or single-tagged) ARP frame.
+/// The sender IPv4 address of an (untagged or single-tagged) Ethernet/IPv4 ARP frame.
+#[inline]
 fn arp_sender(frame: &[u8]) -> Option<u32> {
+    // Untagged (an ARP flood's frames): checked and read in place. The pipeline punts
+    // any ARP ethertype, so the hardware and protocol fields are checked here too.
+    const ETH_IPV4: [u8; 6] = [0, 1, 0x08, 0x00, 6, 4];
+    const AT: usize = net::wire::ethernet::HEADER_LEN;
+    if let Some(h) = frame.first_chunk::<{ AT + net::wire::arp::PACKET_LEN }>() {
+        if u16::from_be_bytes([h[12], h[13]]) == ETHERTYPE_ARP {
+            let a = &h[AT..];
+            return (a[..6] == ETH_IPV4).then(|| u32::from_be_bytes([a[14], a[15], a[16], a[17]]));
+        }
+    }
+    arp_sender_walked(frame)
+}
+
+#[cold]
+fn arp_sender_walked(frame: &[u8]) -> Option<u32> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
     let arp = ArpPacket::new_checked(frame.get(eth.header_len()..)?).ok()?;
     Some(u32::from_be_bytes(arp.sender_ip()))
@@ -328,6 +344,29 @@ mod tests {
         f[14..20].copy_from_slice(&[0, 1, 8, 0, 6, 4]);
         f[28..32].copy_from_slice(&sender);
         f
+    }
+
+    #[test]
+    fn an_arp_sender_read_in_place_is_the_one_walked_to() {
+        let mut tagged = arp_from([10, 1, 0, 9]);
+        tagged.splice(12..12, [0x81, 0, 0, 7]);
+        let mut not_ipv4 = arp_from([10, 1, 0, 9]);
+        not_ipv4[16] = 0x86; // protocol 0x86dd
+        let mut short = arp_from([10, 1, 0, 9]);
+        short.truncate(41);
+        for f in [
+            arp_from([10, 1, 0, 9]),
+            tagged,
+            not_ipv4,
+            short,
+            ipv4(1, false),
+        ] {
+            assert_eq!(arp_sender(&f), arp_sender_walked(&f), "{f:02x?}");
+        }
+        assert_eq!(
+            arp_sender(&arp_from([10, 1, 0, 9])),
+            Some(u32::from_be_bytes([10, 1, 0, 9]))
+        );
     }
 
     #[test]
