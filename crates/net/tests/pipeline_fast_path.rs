@@ -814,3 +814,55 @@ fn addresses_published_with_the_table_replace_the_pipelines_own() {
         assert_eq!(v, [own, fwd], "the addresses published with the table");
     }
 }
+
+/// Punts and drops the fast path decides from the route alone, right after the batched
+/// lookup (a `local` route: delivered; a connected subnet: glean), and the neighbouring
+/// cases it leaves to the stages (TTL 1, a blackhole): the same verdict both ways, the
+/// packet untouched, wherever it sits in its burst.
+#[test]
+fn route_punts_are_decided_the_same_both_ways() {
+    use net::pipeline::PuntReason;
+    let mut b = builder();
+    let plain = b.add_adjacency(adj(2, &[]));
+    let u = TtlMode::Uniform;
+    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, route(via(plain), u))
+        .unwrap();
+    b.add_ipv4_route(addr(ROUTER_ADDR), 32, route(RouteTarget::Local, u))
+        .unwrap();
+    let connected = RouteTarget::Connected { port: 1 };
+    b.add_ipv4_route(addr([198, 18, 0, 0]), 16, route(connected, u))
+        .unwrap();
+    b.add_ipv4_route(addr([203, 0, 113, 0]), 24, route(RouteTarget::Blackhole, u))
+        .unwrap();
+    let fib = b.build(1);
+    let to = |dst, ttl| eth(0x0800, &Ip4::new([198, 51, 100, 7], dst).ttl(ttl).bytes());
+    let local = Verdict::SlowPath(PuntReason::LocalDelivery);
+    let cases = [
+        (to(ROUTER_ADDR, 64), local),
+        (to(ROUTER_ADDR, 1), local),
+        (
+            to([198, 18, 1, 2], 64),
+            Verdict::SlowPath(PuntReason::Glean { port: 1 }),
+        ),
+        (
+            to([198, 18, 1, 2], 1),
+            Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT }),
+        ),
+        (to([203, 0, 113, 9], 64), Verdict::Drop(DropReason::NoRoute)),
+    ];
+    let good = to([10, 1, 2, 3], 64);
+    for (frame, want) in &cases {
+        for pos in 0..2 {
+            let mut burst = vec![VecBuf::new(frame)];
+            burst.insert(pos, VecBuf::new(&good));
+            let [(fast_v, fast_b), (staged_v, staged_b)] =
+                both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+            let k = 1 - pos;
+            assert_eq!(fast_v[k], *want, "fast: {frame:02x?}");
+            assert_eq!(staged_v[k], *want, "staged: {frame:02x?}");
+            assert_eq!(fast_v[pos], Verdict::Forward { port: 2 });
+            assert_eq!(fast_b, staged_b);
+            assert_eq!(&fast_b[k], frame);
+        }
+    }
+}

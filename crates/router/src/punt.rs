@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Sender, TrySendError};
 use net::pipeline::PuntReason;
 use net::wire::arp::ArpPacket;
-use net::wire::ethernet::{EthernetFrame, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+use net::wire::ethernet::{EthernetFrame, ETHERTYPE_ARP, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use net::wire::ipv4;
 
 use crate::counters::RuntimeDrop;
@@ -46,7 +46,20 @@ const NH_ICMPV6: u8 = 58;
 
 /// Whether the protocol of an untagged or single-tagged IPv4 or IPv6 frame (the IPv6
 /// fixed header's next header) is ICMP or ICMPv6; `None` for other frames.
+#[inline]
 fn is_icmp(frame: &[u8]) -> Option<bool> {
+    // Untagged IPv4 (an echo flood's frames) is read in place: the pipeline checked the
+    // header before it punted the packet.
+    if let Some(h) = frame.first_chunk::<{ UNTAGGED_PROTOCOL + 1 }>() {
+        if u16::from_be_bytes([h[12], h[13]]) == ETHERTYPE_IPV4 {
+            return Some(h[UNTAGGED_PROTOCOL] == PROTO_ICMP);
+        }
+    }
+    is_icmp_walked(frame)
+}
+
+#[cold]
+fn is_icmp_walked(frame: &[u8]) -> Option<bool> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
     let l3 = eth.header_len();
     match eth.ethertype() {
@@ -76,6 +89,9 @@ pub const CONTROL_QUEUE: usize = 1024;
 
 /// Offset of the IPv4 destination address in an untagged IPv4 frame.
 const UNTAGGED_DST: usize = net::wire::ethernet::HEADER_LEN + 16;
+
+/// Offset of the IPv4 protocol in an untagged IPv4 frame.
+const UNTAGGED_PROTOCOL: usize = net::wire::ethernet::HEADER_LEN + ipv4::field::PROTOCOL;
 
 /// First IPv6 destination in a frame (below one VLAN tag and any labels).
 pub fn ipv6_dst(frame: &[u8]) -> Option<u128> {
@@ -123,8 +139,24 @@ fn ipv4_dst_walked(frame: &[u8]) -> Option<u32> {
     ))
 }
 
-/// The sender IPv4 address of an (untagged or single-tagged) ARP frame.
+/// The sender IPv4 address of an (untagged or single-tagged) Ethernet/IPv4 ARP frame.
+#[inline]
 fn arp_sender(frame: &[u8]) -> Option<u32> {
+    // Untagged (an ARP flood's frames): checked and read in place. The pipeline punts
+    // any ARP ethertype, so the hardware and protocol fields are checked here too.
+    const ETH_IPV4: [u8; 6] = [0, 1, 0x08, 0x00, 6, 4];
+    const AT: usize = net::wire::ethernet::HEADER_LEN;
+    if let Some(h) = frame.first_chunk::<{ AT + net::wire::arp::PACKET_LEN }>() {
+        if u16::from_be_bytes([h[12], h[13]]) == ETHERTYPE_ARP {
+            let a = &h[AT..];
+            return (a[..6] == ETH_IPV4).then(|| u32::from_be_bytes([a[14], a[15], a[16], a[17]]));
+        }
+    }
+    arp_sender_walked(frame)
+}
+
+#[cold]
+fn arp_sender_walked(frame: &[u8]) -> Option<u32> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
     let arp = ArpPacket::new_checked(frame.get(eth.header_len()..)?).ok()?;
     Some(u32::from_be_bytes(arp.sender_ip()))
@@ -206,8 +238,10 @@ impl PuntQueues {
         in_port: u16,
         frame: &[u8],
     ) -> Result<PuntClass, RuntimeDrop> {
-        if let PuntReason::Glean { port } = reason {
-            return self.admit_glean(port, frame);
+        match reason {
+            PuntReason::Glean { port } => return self.admit_glean(port, frame),
+            PuntReason::LocalDelivery => return self.admit_local(frame),
+            _ => {}
         }
         match admission(&self.marks, reason, in_port, frame) {
             Admission::Priority => {}
@@ -232,6 +266,17 @@ impl PuntQueues {
             Ok(PuntClass::Data)
         } else {
             Err(RuntimeDrop::GleanThrottled)
+        }
+    }
+
+    /// [`PuntQueues::admit`] for a packet to the router ([`admission`]'s arm, inlined,
+    /// the class read once: an echo flood sends every packet here).
+    #[inline(always)]
+    fn admit_local(&mut self, frame: &[u8]) -> Result<PuntClass, RuntimeDrop> {
+        match punt_class(PuntReason::LocalDelivery, frame) {
+            PuntClass::Control => Ok(PuntClass::Control),
+            PuntClass::Data if self.budgets.admit(Budget::Echo) => Ok(PuntClass::Data),
+            PuntClass::Data => Err(RuntimeDrop::EchoThrottled),
         }
     }
 
@@ -287,6 +332,8 @@ mod tests {
             (PuntReason::IpOptions, ipv4(6, false), Data),
         ] {
             assert_eq!(punt_class(reason, &frame), class, "{reason:?}");
+            // The protocol read in place (untagged IPv4) is the one walked to.
+            assert_eq!(is_icmp(&frame), is_icmp_walked(&frame), "{reason:?}");
         }
     }
 
@@ -297,6 +344,29 @@ mod tests {
         f[14..20].copy_from_slice(&[0, 1, 8, 0, 6, 4]);
         f[28..32].copy_from_slice(&sender);
         f
+    }
+
+    #[test]
+    fn an_arp_sender_read_in_place_is_the_one_walked_to() {
+        let mut tagged = arp_from([10, 1, 0, 9]);
+        tagged.splice(12..12, [0x81, 0, 0, 7]);
+        let mut not_ipv4 = arp_from([10, 1, 0, 9]);
+        not_ipv4[16] = 0x86; // protocol 0x86dd
+        let mut short = arp_from([10, 1, 0, 9]);
+        short.truncate(41);
+        for f in [
+            arp_from([10, 1, 0, 9]),
+            tagged,
+            not_ipv4,
+            short,
+            ipv4(1, false),
+        ] {
+            assert_eq!(arp_sender(&f), arp_sender_walked(&f), "{f:02x?}");
+        }
+        assert_eq!(
+            arp_sender(&arp_from([10, 1, 0, 9])),
+            Some(u32::from_be_bytes([10, 1, 0, 9]))
+        );
     }
 
     #[test]
@@ -439,6 +509,45 @@ mod tests {
             assert_eq!(ipv4_dst(f), ipv4_dst_walked(f));
         }
         assert_eq!(ipv4_dst(&other), Some(u32::from_be_bytes([10, 1, 0, 8])));
+    }
+
+    #[test]
+    fn a_packet_to_the_router_is_admitted_as_admission_says() {
+        let local = PuntReason::LocalDelivery;
+        let (echo, echo_tagged) = (ipv4(1, false), ipv4(1, true));
+        let (tcp, udp_tagged) = (ipv4(6, false), ipv4(17, true));
+        let frames = [&echo, &echo_tagged, &tcp, &udp_tagged];
+        // Budgets to spare: the queue `admission` and the class say.
+        let mut q = queues(NeighborMarks::default(), budget::Rate { pps: 1, burst: 1 });
+        q.begin_burst(1);
+        for f in frames {
+            let want = match admission(&q.marks, local, 0, f) {
+                Admission::Priority => PuntClass::Control,
+                Admission::Budgeted(Budget::Echo) => PuntClass::Data,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(want, punt_class(local, f));
+            assert_eq!(q.admit(local, 0, f), Ok(want), "{f:?}");
+        }
+        // Echo requests spend the echo budget (one token); TCP and UDP to the router
+        // take none.
+        let mut rates = [budget::Rate {
+            pps: 1000,
+            burst: 1000,
+        }; Budget::ALL.len()];
+        rates[Budget::Echo as usize] = budget::Rate { pps: 1, burst: 1 };
+        q.budgets = Budgets::new(&rates, 1_000_000, 1);
+        q.begin_burst(1);
+        let got = [&echo, &tcp, &udp_tagged, &echo_tagged].map(|f| q.admit(local, 0, f));
+        assert_eq!(
+            got,
+            [
+                Ok(PuntClass::Data),
+                Ok(PuntClass::Control),
+                Ok(PuntClass::Control),
+                Err(RuntimeDrop::EchoThrottled)
+            ]
+        );
     }
 
     /// An Ethernet/IPv6 frame from `src` to `dst` with `icmp` as ICMPv6 message.

@@ -9,17 +9,19 @@
 //! plain case is checked, and the packet is rewritten once its verdict is known (so the
 //! rule that nothing is written before the verdict still holds). Anything else (reserved
 //! labels, TTL 1, IP options, martians, frames not addressed to the input port's MAC,
-//! sources that may be the router's own, swap-and-push, pops that expose a label, local
-//! routes, unresolved neighbours, a packet too big, a stack the staged walk
-//! would refuse) returns `None` untouched, and the staged path decides it.
+//! sources that may be the router's own, swap-and-push, pops that expose a label,
+//! unresolved next hops, a packet too big, a stack the staged walk would refuse) returns
+//! `None` untouched, and the staged path decides it.
 //!
 //! Written for instruction count (the stage's cost is about proportional to it): fixed-size
 //! views so that one length check covers every header byte read, the packet's bytes taken
 //! mutably once where the decision ends in a write, and checks folded where an equivalent
 //! form is cheaper (see `wire::checksum`).
 //!
-//! One punt is decided here: IPv4 to a connected subnet's host without an adjacency
-//! (glean), so that a scan of the subnet costs no more than a no-route drop.
+//! Two punts are decided here, from the route alone: IPv4 to one of the router's
+//! addresses (local delivery) and to a connected subnet's host without an adjacency
+//! (glean), so that an echo flood or a scan of the subnet costs no more than a no-route
+//! drop.
 //! It must only ever give the staged path's result: `tests/pipeline_fast_path.rs` runs
 //! random tables and frames through both ([`super::Pipeline::process_burst_staged`]) and
 //! compares verdicts and bytes.
@@ -207,18 +209,25 @@ pub(crate) fn ipv4_input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option
     Some(be32(ip, dst))
 }
 
-/// The verdict for a packet [`ipv4_input`] accepted that [`ipv4_forward`] turned away:
-/// towards an on-link host without an adjacency (`route` is a connected subnet's), it
-/// is punted for ARP (glean) exactly as the stages would punt it ([`ipv4_input`] lets
-/// only TTL above 1 through), without walking them, so that a scan of a connected
-/// subnet costs no more than a no-route drop; `None` (to the stages) otherwise. Apart
-/// from [`ipv4_forward`]: there, even as a cold call, the check cost forwarded packets 11
-/// instructions; inlined (a call in the caller's loop made it spill).
+/// The verdict for a packet [`ipv4_input`] accepted that [`ipv4_forward`] turned away,
+/// when it is a punt the stages would decide from the route alone: to one of the
+/// router's addresses (`local` route: delivered, whatever the TTL) or to an on-link host
+/// without an adjacency (connected subnet: glean; [`ipv4_input`] lets only TTL above 1
+/// through, so it has not expired). Decided here without walking the stages, so that an
+/// echo flood or a scan of a connected subnet costs no more than a no-route drop; `None`
+/// (to the stages) otherwise. Apart from [`ipv4_forward`]: there, even as a cold call,
+/// the check cost forwarded packets 11 instructions; inlined (a call in the caller's
+/// loop made it spill).
 #[inline(always)]
-pub(crate) fn glean(fib: &Fib, route: RouteId) -> Option<Verdict> {
-    match (route != NO_ROUTE).then(|| fib.route(route).target)? {
-        RouteTarget::Connected { port } => Some(Verdict::SlowPath(PuntReason::Glean { port })),
-        _ => None,
+pub(crate) fn punt(fib: &Fib, route: RouteId) -> Option<Verdict> {
+    let target = (route != NO_ROUTE).then(|| fib.route(route).target)?;
+    // One test per variant: a match on both decoded the niche-packed tag first.
+    if let RouteTarget::Connected { port } = target {
+        Some(Verdict::SlowPath(PuntReason::Glean { port }))
+    } else if target == RouteTarget::Local {
+        Some(Verdict::SlowPath(PuntReason::LocalDelivery))
+    } else {
+        None
     }
 }
 

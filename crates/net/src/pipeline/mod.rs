@@ -412,7 +412,7 @@ impl Pipeline {
                 for (&i, &route) in ipv4[..f].iter().zip(&routes[..f]) {
                     match fast::ipv4_forward(fib, &mut p[i as usize], route) {
                         Some(fwd) => v[i as usize] = fwd,
-                        None => match fast::glean(fib, route) {
+                        None => match fast::punt(fib, route) {
                             Some(punt) => v[i as usize] = punt,
                             None => {
                                 staged[m] = i;
