@@ -16,6 +16,8 @@ use std::hint::select_unpredictable;
 
 /// Keys walked together by the batched lookup (at most 256: indices are u8).
 const BURST: usize = 64;
+/// Keys per step of the unrolled passes (divides `BURST`).
+const UNROLL: usize = 4;
 
 /// The top 32 bits of a key: all the top and dense levels read.
 #[inline(always)]
@@ -74,31 +76,45 @@ pub(super) fn lookup_batch(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
         "lookup_batch: output shorter than input"
     );
     for (keys, out) in addrs.chunks(BURST).zip(out.chunks_mut(BURST)) {
-        burst(a, keys, out);
+        match (
+            <&[u128; BURST]>::try_from(keys),
+            out.first_chunk_mut::<BURST>(),
+        ) {
+            // A full burst: a constant trip count, which the compiler unrolls.
+            (Ok(keys), Some(out)) => burst(a, keys, out),
+            _ => burst(a, keys, out),
+        }
     }
 }
 
 /// Looks up one burst (see the module docs); `out` gets each value or `NO_ROUTE`.
+#[inline(always)]
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     let out = &mut out[..keys.len()];
     let top = a.top();
     let mut at = [0u32; BURST];
-    for (at, &k) in at.iter_mut().zip(keys) {
-        let i = second(top, hi32(k));
-        prefetch(a.direct.as_ptr().wrapping_add(i));
-        *at = i as u32;
+    // In fours: the inner loops have a constant trip count, which the compiler unrolls.
+    for (at, keys) in at.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)) {
+        for (at, &k) in at.iter_mut().zip(keys) {
+            let i = second(top, hi32(k));
+            prefetch(a.direct.as_ptr().wrapping_add(i));
+            *at = i as u32;
+        }
     }
     let (mut cur, mut walk, mut nw) = ([0u32; BURST], [0u8; BURST], 0);
-    for (i, (o, &at)) in out.iter_mut().zip(&at).enumerate() {
-        let e = a.direct[at as usize];
-        if e & NODE != 0 {
-            cur[i] = e & !NODE;
-            prefetch(&a.nodes[cur[i] as usize]);
-            walk[nw] = i as u8;
-            nw += 1;
+    for (c, (out, at)) in out.chunks_mut(UNROLL).zip(at.chunks(UNROLL)).enumerate() {
+        for (j, (o, &at)) in out.iter_mut().zip(at).enumerate() {
+            let e = a.direct[at as usize];
+            if e & NODE != 0 {
+                let i = c * UNROLL + j;
+                cur[i] = e & !NODE;
+                prefetch(&a.nodes[cur[i] as usize]);
+                walk[nw] = i as u8;
+                nw += 1;
+            }
+            // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
+            *o = e.wrapping_sub(1);
         }
-        // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
-        *o = e.wrapping_sub(1);
     }
     if nw > 0 {
         poptrie_burst(a, keys, &mut cur, &mut walk[..nw], out);
