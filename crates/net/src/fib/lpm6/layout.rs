@@ -148,8 +148,8 @@ impl Arrays {
     /// there are none.
     pub fn rebuild_chunk(&mut self, c: usize, prefixes: Vec<(u128, u8, u32)>, inherited: u32) {
         if let Some(old) = self.chunks.remove(&c) {
-            for i in 0..3 {
-                self.live[i] -= old.cost[i];
+            for (live, old) in self.live.iter_mut().zip(old.cost) {
+                *live -= old;
             }
         }
         if prefixes.is_empty() {
@@ -160,8 +160,8 @@ impl Arrays {
         self.direct[c] = self.build_dense(&prefixes, inherited);
         let after = self.used();
         let cost: Cost = std::array::from_fn(|i| after[i] - before[i]);
-        for i in 0..3 {
-            self.live[i] += cost[i];
+        for (live, new) in self.live.iter_mut().zip(cost) {
+            *live += new;
         }
         self.chunks.insert(c, Chunk { cost, inherited });
     }
