@@ -54,7 +54,7 @@ impl Lpm6 {
     pub fn new() -> Lpm6 {
         Lpm6 {
             prefixes: BTreeMap::new(),
-            arrays: Arrays::new(&vec![0; CHUNKS]),
+            arrays: Arrays::new(vec![0; CHUNKS]),
         }
     }
 
@@ -164,8 +164,7 @@ impl Lpm6 {
     /// Lays out every chunk afresh into new arrays (drops garbage): the top entries from
     /// the prefixes of /18 or shorter, then one pass over the longer ones, chunk by chunk.
     fn relayout(&mut self) {
-        let top = short_paint(&self.prefixes, 0, 0);
-        let mut a = Arrays::new(&top);
+        let mut a = Arrays::new(short_paint(&self.prefixes, 0, 0));
         let mut group: Vec<(u128, u8, u32)> = Vec::new();
         let mut cur = 0;
         let long = self
@@ -175,13 +174,14 @@ impl Lpm6 {
         for (&(addr, l), &v) in long {
             let c = chunk_of(addr);
             if c != cur && !group.is_empty() {
-                a.rebuild_chunk(cur, std::mem::take(&mut group), top[cur]);
+                // The top entry is still the value the chunk inherits.
+                a.rebuild_chunk(cur, std::mem::take(&mut group), a.direct[cur]);
             }
             cur = c;
             group.push((addr, l, v + 1));
         }
         if !group.is_empty() {
-            a.rebuild_chunk(cur, group, top[cur]);
+            a.rebuild_chunk(cur, group, a.direct[cur]);
         }
         self.arrays = a;
     }

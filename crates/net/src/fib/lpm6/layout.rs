@@ -76,10 +76,10 @@ pub(super) struct Arrays {
 
 impl Arrays {
     /// Arrays whose top entries are `top` (encoded values), with no subtrees.
-    pub fn new(top: &[u32]) -> Arrays {
+    pub fn new(top: Vec<u32>) -> Arrays {
         assert_eq!(top.len(), CHUNKS);
         Arrays {
-            direct: top.to_vec(),
+            direct: top,
             nodes: Vec::new(),
             leaves: Vec::new(),
             chunks: BTreeMap::new(),
