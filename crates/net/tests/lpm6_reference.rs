@@ -234,12 +234,12 @@ fn full_view_matches_a_hash_reference() {
     check(&lpm, &keys, reference);
 }
 
-/// Lengths at and around every level boundary of the lookup structure (the /16 top
-/// array, the dense levels ending at /24 and /32, the Poptrie levels every 6 bits from
-/// there), and the extremes /0 and /128.
-const BOUNDARY_LENGTHS: [u8; 24] = [
-    0, 1, 15, 16, 17, 23, 24, 25, 31, 32, 33, 37, 38, 39, 43, 44, 45, 48, 50, 64, 122, 126, 127,
-    128,
+/// Lengths at and around every level boundary of the lookup structure (the /18 top
+/// entries, the dense level ending at /32, the Poptrie levels every 6 bits from there;
+/// /16 and /24 from earlier layouts), and the extremes /0 and /128.
+const BOUNDARY_LENGTHS: [u8; 26] = [
+    0, 1, 15, 16, 17, 18, 19, 23, 24, 25, 31, 32, 33, 37, 38, 39, 43, 44, 45, 48, 50, 64, 122, 126,
+    127, 128,
 ];
 
 /// Prefixes at boundary lengths under one of two nearby bases, so that they nest and

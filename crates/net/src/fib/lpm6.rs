@@ -1,21 +1,21 @@
-//! IPv6 longest-prefix match: a /16 direct top array, two dense 8-bit levels (bits
-//! 16-32, 256 entries each, like rte_lpm6's tbl8s but leaf-pushed and only under the /16s
-//! that need them), then a Poptrie (Asai & Ohara, SIGCOMM 2015) of 64-ary
-//! popcount-compressed nodes down to /128.
+//! IPv6 longest-prefix match: one flat array of a /18 direct top level and, under the
+//! /18s that hold longer prefixes, dense 14-bit nodes (bits 18-32); then a Poptrie
+//! (Asai & Ohara, SIGCOMM 2015) of 64-ary popcount-compressed nodes down to /128.
 //!
 //! Why: in a full view nearly all prefixes lie in 2000::/3 between /19 and /48, only
-//! ~60 /16s and ~7k /24s hold longer prefixes, and keys spread over the announced space
-//! need at most 32 bits for 96% of lookups. So a lookup is the top entry (256 KiB) and at
-//! most two dense entries (~7 MiB for the full view), read branch-free, with no popcount;
-//! only keys inside the /32s that hold longer prefixes walk Poptrie nodes (a /48 is three
-//! steps). The batch prefetches each key's second dense entry while it reads the others'
-//! first, and walks the Poptrie level by level. Figures: docs/measurements.md, IPv6 LPM.
+//! ~190 /18s hold longer prefixes, and keys spread over the announced space need at most
+//! 32 bits for 96% of lookups. So a lookup is one top entry and at most one dense entry
+//! of the same array (the top entry gives the dense entry's offset, or the key reads its
+//! top entry twice), with no branch and no popcount; only keys inside the /32s that hold
+//! longer prefixes walk Poptrie nodes (a /48 is three steps). Every value, from /0 on,
+//! is leaf-pushed, so the entry a lookup ends at is the answer. The batch computes every
+//! key's second index and prefetches it, then reads them all. Figures:
+//! docs/benchmarks.md, IPv6 lookup.
 //!
-//! Leaves hold `value + 1` from prefixes longer than /16 only (0: none in this /16);
-//! prefixes of /16 or shorter live in `short`, per top entry, so changing one never
-//! rebuilds a subtree. A change to a longer prefix rebuilds its /16 chunk and appends it
-//! to the arrays; they are laid out afresh when garbage exceeds the live part. Clones
-//! copy the arrays (no sharing between snapshots yet; `Lpm4` shares).
+//! Leaves hold `value + 1` (0: no route). A change to a prefix longer than /18 rebuilds
+//! its /18 chunk and appends it to the arrays; a change to a shorter one repaints the top
+//! entries it covers and rebuilds the chunks whose inherited value changed. The arrays are
+//! laid out afresh when garbage exceeds the live part. Clones copy the arrays.
 //!
 //! This module must never allocate or lock in a lookup.
 
@@ -25,7 +25,7 @@ mod lookup;
 use std::collections::BTreeMap;
 
 use super::lpm4::MAX_VALUE;
-use layout::{Arrays, CHUNKS, NODE};
+use layout::{chunk_of, paint, Arrays, CHUNKS, TOP_BITS};
 
 /// Mask of the first `len` bits of a 128-bit address.
 pub fn mask6(len: u8) -> u128 {
@@ -41,8 +41,6 @@ pub fn mask6(len: u8) -> u128 {
 pub struct Lpm6 {
     /// Every prefix (address masked, length) and its value: the control form.
     prefixes: BTreeMap<(u128, u8), u32>,
-    /// Per top entry: encoded value of the longest prefix of /16 or shorter covering it.
-    short: Box<[u32; CHUNKS]>,
     arrays: Arrays,
 }
 
@@ -56,8 +54,7 @@ impl Lpm6 {
     pub fn new() -> Lpm6 {
         Lpm6 {
             prefixes: BTreeMap::new(),
-            short: layout::zeroed(),
-            arrays: Arrays::new(),
+            arrays: Arrays::new(vec![0; CHUNKS]),
         }
     }
 
@@ -69,7 +66,6 @@ impl Lpm6 {
             check(l, v);
             t.prefixes.insert((a & mask6(l), l), v);
         }
-        t.repaint_short(0, CHUNKS - 1);
         t.relayout();
         t
     }
@@ -101,13 +97,17 @@ impl Lpm6 {
     /// The value of the longest prefix covering `addr`.
     #[inline]
     pub fn lookup(&self, addr: u128) -> Option<u32> {
-        lookup::lookup(&self.arrays, &self.short, addr).checked_sub(1)
+        lookup::lookup(&self.arrays, addr).checked_sub(1)
     }
 
     /// Looks up every address; `out[i]` is the value or [`NO_ROUTE`]. Panics if `out` is
-    /// shorter than `addrs`.
+    /// shorter than `addrs`. Never inlined: one call per burst, and a named symbol lets
+    /// callgrind count it (`--toggle-collect='*Lpm6*lookup_batch*'`).
+    ///
+    /// [`NO_ROUTE`]: super::NO_ROUTE
+    #[inline(never)]
     pub fn lookup_batch(&self, addrs: &[u128], out: &mut [u32]) {
-        lookup::lookup_batch(&self.arrays, &self.short, addrs, out)
+        lookup::lookup_batch(&self.arrays, addrs, out)
     }
 
     pub fn len(&self) -> usize {
@@ -117,10 +117,10 @@ impl Lpm6 {
         self.prefixes.is_empty()
     }
 
-    /// Bytes a lookup can read: top, short, dense entries, nodes and leaves (garbage
-    /// included).
+    /// Bytes a lookup can read: top entries, dense nodes, Poptrie nodes and leaves
+    /// (garbage included).
     pub fn memory_bytes(&self) -> usize {
-        self.arrays.bytes() + self.short.len() * 4
+        self.arrays.bytes()
     }
 
     /// (dense and Poptrie nodes, leaves) in the lookup arrays, garbage included.
@@ -144,59 +144,44 @@ impl Lpm6 {
     }
 
     fn changed(&mut self, addr: u128, len: u8) {
-        let first = (addr >> 112) as usize;
-        if len <= layout::TOP_BITS as u8 {
-            let last = first + (1usize << (16 - len)) - 1;
-            self.repaint_short(first, last);
-            for c in first..=last {
-                if self.arrays.top[c] & NODE == 0 {
-                    self.arrays.top[c] = self.short[c];
-                }
+        let first = chunk_of(addr);
+        if u32::from(len) <= TOP_BITS {
+            let painted = short_paint(&self.prefixes, addr, len);
+            for (c, v) in (first..).zip(painted) {
+                let p = &self.prefixes;
+                self.arrays.set_inherited(c, v, || chunk_prefixes(p, c));
             }
         } else {
-            self.arrays.rebuild_chunk(
-                first,
-                chunk_prefixes(&self.prefixes, first),
-                self.short[first],
-            );
-            if self.arrays.too_much_garbage() {
-                self.relayout();
-            }
+            let inherited = self.arrays.inherited(first);
+            let p = chunk_prefixes(&self.prefixes, first);
+            self.arrays.rebuild_chunk(first, p, inherited);
+        }
+        if self.arrays.too_much_garbage() {
+            self.relayout();
         }
     }
 
-    /// Recomputes `short[first..=last]` from the prefixes of /16 or shorter.
-    fn repaint_short(&mut self, first: usize, last: usize) {
-        self.short[first..=last].fill(0);
-        let mut short: Vec<(u128, u8, u32)> = (0..=layout::TOP_BITS as u8)
-            .flat_map(|l| {
-                let lo = ((first as u128) << 112) & mask6(l);
-                let hi = (last as u128) << 112;
-                self.prefixes
-                    .range((lo, l)..=(hi, l))
-                    .filter(move |((_, pl), _)| *pl == l)
-                    .map(|(&(a, l), &v)| (a, l, v))
-            })
-            .collect();
-        short.sort_by_key(|p| p.1);
-        for (a, l, v) in short {
-            let s = (a >> 112) as usize;
-            let e = s + (1usize << (16 - l)) - 1;
-            self.short[s.max(first)..=e.min(last)].fill(v + 1);
-        }
-    }
-
-    /// Lays out every chunk afresh into new arrays (drops garbage).
+    /// Lays out every chunk afresh into new arrays (drops garbage): the top entries from
+    /// the prefixes of /18 or shorter, then one pass over the longer ones, chunk by chunk.
     fn relayout(&mut self) {
-        let mut a = Arrays::new();
-        a.top.copy_from_slice(&self.short[..]);
-        let mut c = 0;
-        while c < CHUNKS {
-            let p = chunk_prefixes(&self.prefixes, c);
-            if !p.is_empty() {
-                a.rebuild_chunk(c, p, self.short[c]);
+        let mut a = Arrays::new(short_paint(&self.prefixes, 0, 0));
+        let mut group: Vec<(u128, u8, u32)> = Vec::new();
+        let mut cur = 0;
+        let long = self
+            .prefixes
+            .iter()
+            .filter(|((_, l), _)| u32::from(*l) > TOP_BITS);
+        for (&(addr, l), &v) in long {
+            let c = chunk_of(addr);
+            if c != cur && !group.is_empty() {
+                // The top entry is still the value the chunk inherits.
+                a.rebuild_chunk(cur, std::mem::take(&mut group), a.direct[cur]);
             }
-            c += 1;
+            cur = c;
+            group.push((addr, l, v + 1));
+        }
+        if !group.is_empty() {
+            a.rebuild_chunk(cur, group, a.direct[cur]);
         }
         self.arrays = a;
     }
@@ -207,11 +192,29 @@ fn check(len: u8, value: u32) {
     assert!(value <= MAX_VALUE, "LPM value {value} over {MAX_VALUE}");
 }
 
-/// Prefixes longer than /16 inside top chunk `c`, in (address, length) order.
+/// The encoded value (value + 1, 0: none) of the longest prefix of /18 or shorter
+/// covering each top chunk inside `addr/len` (`len` <= 18), in chunk order.
+fn short_paint(p: &BTreeMap<(u128, u8), u32>, addr: u128, len: u8) -> Vec<u32> {
+    let mut slots = vec![0; 1 << (TOP_BITS - u32::from(len))];
+    let covering = (0..len).filter_map(|l| {
+        let a = addr & mask6(l);
+        p.get(&(a, l)).map(|&v| (a, l, v + 1))
+    });
+    let last = addr | !mask6(len);
+    let inside = p
+        .range((addr, len)..=(last, TOP_BITS as u8))
+        .filter(|((_, l), _)| u32::from(*l) <= TOP_BITS)
+        .map(|(&(a, l), &v)| (a, l, v + 1));
+    let all: Vec<(u128, u8, u32)> = covering.chain(inside).collect();
+    paint(&mut slots, &all, u32::from(len), TOP_BITS);
+    slots
+}
+
+/// Prefixes longer than /18 inside top chunk `c`, in (address, length) order.
 fn chunk_prefixes(p: &BTreeMap<(u128, u8), u32>, c: usize) -> Vec<(u128, u8, u32)> {
-    let lo = (c as u128) << 112;
-    let hi = lo | !mask6(16);
-    p.range((lo, 17)..=(hi, 128))
+    let lo = (c as u128) << (128 - TOP_BITS);
+    let hi = lo | !mask6(TOP_BITS as u8);
+    p.range((lo, TOP_BITS as u8 + 1)..=(hi, 128))
         .map(|(&(a, l), &v)| (a, l, v + 1))
         .collect()
 }

@@ -1,28 +1,31 @@
-//! The lookup arrays of an [`super::Lpm6`] and how a /16 chunk's subtree is laid out in
+//! The lookup arrays of an [`super::Lpm6`] and how a top chunk's subtree is laid out in
 //! them.
 //!
-//! `top[c]` is either an encoded value (no prefix longer than /16 in chunk `c`) or
-//! `NODE | n` of the chunk's dense node `n`. A dense node covers 8 address bits: 256
-//! entries `dense[n * 256..]`, each an encoded value or `NODE |` the next node, a dense
-//! node for the node at bit 16, a Poptrie node for the node at bit 24 (so the depth says
-//! which array an entry points into). Below bit 32, a Poptrie node covers 6 bits: bit `j`
-//! of `vector` says slot `j` has a child (at `base_child + rank`), otherwise the slot's
-//! leaf is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec` starts a
-//! run of equal leaves (children are skipped, so runs continue across them). Values are
-//! leaf-pushed within the chunk (a child inherits the value of its slot).
+//! `direct` is one array: the `CHUNKS` top entries (bits 0-18), then dense nodes of
+//! `DENSE` entries (bits 18-32). A top entry is an encoded value, or `NODE | o` where `o`
+//! is the offset in `direct` of its chunk's dense node (a multiple of `DENSE`, so a key's
+//! entry is `o | bits 18-32`). A dense entry is an encoded value or `NODE | n`, the
+//! Poptrie root `nodes[n]` for bits 32 and on. A Poptrie node covers 6 bits: bit `j` of
+//! `vector` says slot `j` has a child (at `base_child + rank`), otherwise the slot's leaf
+//! is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec` starts a run of
+//! equal leaves (children are skipped, so runs continue across them). Every value is
+//! leaf-pushed, prefixes of /18 or shorter included: the entry a lookup ends at is the
+//! answer, with no fallback.
 
-/// Bits resolved by the top array.
-pub(super) const TOP_BITS: u32 = 16;
+use std::collections::BTreeMap;
+
+/// Bits resolved by the top entries.
+pub(super) const TOP_BITS: u32 = 18;
 /// Top entries.
 pub(super) const CHUNKS: usize = 1 << TOP_BITS;
+/// Depth where the dense level ends and Poptrie nodes start.
+pub(super) const DENSE_END: u32 = 32;
 /// Bits per dense node, and entries in one.
-pub(super) const DENSE_BITS: u32 = 8;
+pub(super) const DENSE_BITS: u32 = DENSE_END - TOP_BITS;
 pub(super) const DENSE: usize = 1 << DENSE_BITS;
-/// Depth where the dense levels end and Poptrie nodes start.
-pub(super) const DENSE_END: u32 = TOP_BITS + 2 * DENSE_BITS;
 /// Bits per Poptrie node.
 pub(super) const STRIDE: u32 = 6;
-/// Entry flag: the rest is a node index.
+/// Entry flag: the rest is a dense offset (top entries) or a Poptrie node index.
 pub(super) const NODE: u32 = 1 << 31;
 /// Garbage allowed before a relayout, beyond the live part (entries, nodes or leaves).
 const SLACK: usize = 1 << 16;
@@ -44,52 +47,70 @@ pub(super) fn slot(addr: u128, d: u32) -> u32 {
     ((addr << d) >> (128 - STRIDE)) as u32
 }
 
-/// The entry of `addr` in a dense node at bit depth `d` (< 120): bits `d..d+8`.
-#[inline(always)]
-pub(super) fn byte(addr: u128, d: u32) -> usize {
-    ((addr >> (128 - DENSE_BITS - d)) as usize) & (DENSE - 1)
+/// The top chunk of `addr`.
+pub(super) fn chunk_of(addr: u128) -> usize {
+    (addr >> (128 - TOP_BITS)) as usize
 }
 
 /// Space a chunk's subtree takes: dense entries, Poptrie nodes, leaves.
 type Cost = [usize; 3];
 
+/// A chunk with a subtree: what it takes, and the value it inherited from the prefixes
+/// of /18 or shorter (leaf-pushed into it).
+#[derive(Clone, Debug)]
+struct Chunk {
+    cost: Cost,
+    inherited: u32,
+}
+
 #[derive(Clone, Debug)]
 pub(super) struct Arrays {
-    pub top: Box<[u32; CHUNKS]>,
-    pub dense: Vec<u32>,
+    /// Top entries, then dense nodes.
+    pub direct: Vec<u32>,
     pub nodes: Vec<Node>,
     pub leaves: Vec<u32>,
-    /// Per chunk: what its current subtree takes.
-    cost: Box<[Cost]>,
+    /// The chunks with a subtree.
+    chunks: BTreeMap<usize, Chunk>,
     live: Cost,
 }
 
 impl Arrays {
-    pub fn new() -> Arrays {
+    /// Arrays whose top entries are `top` (encoded values), with no subtrees.
+    pub fn new(top: Vec<u32>) -> Arrays {
+        assert_eq!(top.len(), CHUNKS);
         Arrays {
-            top: zeroed(),
-            // Node 0: the dummy that branch-free steps read once a walk has ended.
-            dense: vec![0; DENSE],
+            direct: top,
             nodes: Vec::new(),
             leaves: Vec::new(),
-            cost: vec![[0; 3]; CHUNKS].into_boxed_slice(),
+            chunks: BTreeMap::new(),
             live: [0; 3],
         }
     }
 
+    /// The top entries.
+    #[inline(always)]
+    pub fn top(&self) -> &[u32; CHUNKS] {
+        self.direct[..CHUNKS]
+            .try_into()
+            .expect("CHUNKS top entries")
+    }
+
     fn used(&self) -> Cost {
-        [self.dense.len(), self.nodes.len(), self.leaves.len()]
+        [
+            self.direct.len() - CHUNKS,
+            self.nodes.len(),
+            self.leaves.len(),
+        ]
     }
 
     pub fn bytes(&self) -> usize {
-        (self.top.len() + self.dense.len() + self.leaves.len()) * 4
-            + self.nodes.len() * size_of::<Node>()
+        (self.direct.len() + self.leaves.len()) * 4 + self.nodes.len() * size_of::<Node>()
     }
 
-    /// (dense and Poptrie nodes, leaves), the dummy dense node left out.
+    /// (dense and Poptrie nodes, leaves).
     pub fn shape(&self) -> (usize, usize) {
         (
-            self.dense.len() / DENSE - 1 + self.nodes.len(),
+            (self.direct.len() - CHUNKS) / DENSE + self.nodes.len(),
             self.leaves.len(),
         )
     }
@@ -99,42 +120,71 @@ impl Arrays {
         (0..3).any(|i| used[i] > 2 * self.live[i] + SLACK)
     }
 
-    /// Lays out chunk `c` from its prefixes longer than /16 (encoded values, sorted by
-    /// address then length), or points its top entry at `short` if there are none.
-    pub fn rebuild_chunk(&mut self, c: usize, prefixes: Vec<(u128, u8, u32)>, short: u32) {
-        let before = self.used();
-        self.top[c] = if prefixes.is_empty() {
-            short
-        } else {
-            self.build_dense(&prefixes, TOP_BITS, 0)
-        };
-        let after = self.used();
-        let new: Cost = std::array::from_fn(|i| after[i] - before[i]);
-        let old = std::mem::replace(&mut self.cost[c], new);
-        for i in 0..3 {
-            self.live[i] = self.live[i] + new[i] - old[i];
+    /// The value chunk `c` inherits from the prefixes of /18 or shorter.
+    pub fn inherited(&self, c: usize) -> u32 {
+        match self.chunks.get(&c) {
+            Some(ch) => ch.inherited,
+            None => self.direct[c],
         }
     }
 
-    /// Builds the dense node at depth `d` for `pfx` (all longer than `d`, inside the
-    /// node's range, sorted), its descendants first; returns its entry (`NODE | n`).
-    fn build_dense(&mut self, pfx: &[(u128, u8, u32)], d: u32, inherited: u32) -> u32 {
-        let end = d + DENSE_BITS;
-        let mut entry = [inherited; DENSE];
-        paint(&mut entry, pfx, d, end);
-        let long = longer(pfx, end);
-        for (s, from, to) in groups(&long, |a| byte(a, d) as u32) {
-            let inh = entry[s as usize];
-            entry[s as usize] = if end < DENSE_END {
-                self.build_dense(&long[from..to], end, inh)
-            } else {
-                let root = self.build_node(&long[from..to], end, inh);
-                self.nodes.push(root);
-                index(self.nodes.len() - 1)
-            };
+    /// Sets what chunk `c` inherits to `v`, rebuilding its subtree (from `prefixes()`)
+    /// only if it has one and the value changed.
+    pub fn set_inherited(
+        &mut self,
+        c: usize,
+        v: u32,
+        prefixes: impl FnOnce() -> Vec<(u128, u8, u32)>,
+    ) {
+        match self.chunks.get(&c) {
+            Some(ch) if ch.inherited != v => self.rebuild_chunk(c, prefixes(), v),
+            Some(_) => {}
+            None => self.direct[c] = v,
         }
-        self.dense.extend_from_slice(&entry);
-        index(self.dense.len() / DENSE - 1)
+    }
+
+    /// Lays out chunk `c` from its prefixes longer than /18 (encoded values, sorted by
+    /// address then length) over `inherited`, or sets its top entry to `inherited` if
+    /// there are none.
+    pub fn rebuild_chunk(&mut self, c: usize, prefixes: Vec<(u128, u8, u32)>, inherited: u32) {
+        if let Some(old) = self.chunks.remove(&c) {
+            for (live, old) in self.live.iter_mut().zip(old.cost) {
+                *live -= old;
+            }
+        }
+        if prefixes.is_empty() {
+            self.direct[c] = inherited;
+            return;
+        }
+        let before = self.used();
+        self.direct[c] = self.build_dense(&prefixes, inherited);
+        let after = self.used();
+        let cost: Cost = std::array::from_fn(|i| after[i] - before[i]);
+        for (live, new) in self.live.iter_mut().zip(cost) {
+            *live += new;
+        }
+        self.chunks.insert(c, Chunk { cost, inherited });
+    }
+
+    /// Builds the dense node for `pfx` (all longer than /18, inside one chunk, sorted),
+    /// its Poptrie roots first; returns its top entry (`NODE | offset`).
+    fn build_dense(&mut self, pfx: &[(u128, u8, u32)], inherited: u32) -> u32 {
+        let mut entry = vec![inherited; DENSE];
+        paint(&mut entry, pfx, TOP_BITS, DENSE_END);
+        let long = longer(pfx, DENSE_END);
+        let dense_slot = |a: u128| ((a << TOP_BITS) >> (128 - DENSE_BITS)) as u32;
+        for (s, from, to) in groups(&long, dense_slot) {
+            let root = self.build_node(&long[from..to], DENSE_END, entry[s as usize]);
+            self.nodes.push(root);
+            entry[s as usize] = index(self.nodes.len() - 1);
+        }
+        let at = self.direct.len();
+        assert!(
+            at + DENSE <= NODE as usize,
+            "Lpm6: dense nodes past 2^31 entries"
+        );
+        self.direct.extend_from_slice(&entry);
+        NODE | at as u32
     }
 
     /// Builds the Poptrie node at depth `d` for `pfx` (all longer than `d`, inside the
@@ -180,13 +230,18 @@ fn index(i: usize) -> u32 {
 
 /// Writes into `slots` (the node at depth `d`, ending at `end`) the values of the
 /// prefixes of `pfx` that end inside it, shorter first so that longer ones win.
-fn paint(slots: &mut [u32], pfx: &[(u128, u8, u32)], d: u32, end: u32) {
+pub(super) fn paint(slots: &mut [u32], pfx: &[(u128, u8, u32)], d: u32, end: u32) {
     let bits = end - d;
     let mut here: Vec<&(u128, u8, u32)> = pfx.iter().filter(|p| p.1 as u32 <= end).collect();
     here.sort_by_key(|p| p.1);
     for &(a, l, v) in here {
-        let s = ((a << d) >> (128 - bits)) as usize;
-        slots[s..s + (1 << (end - l as u32))].fill(v);
+        let s = if bits == 0 {
+            0
+        } else {
+            ((a << d) >> (128 - bits)) as usize
+        };
+        let n = 1usize << (end - (l as u32).max(d));
+        slots[s..s + n].fill(v);
     }
 }
 
@@ -206,12 +261,4 @@ fn groups(long: &[(u128, u8, u32)], slot_of: impl Fn(u128) -> u32) -> Vec<(u32, 
         }
     }
     out
-}
-
-/// A boxed array of `CHUNKS` zeroes (built on the heap: 256 KiB would strain a stack).
-pub(super) fn zeroed() -> Box<[u32; CHUNKS]> {
-    vec![0; CHUNKS]
-        .into_boxed_slice()
-        .try_into()
-        .expect("CHUNKS entries")
 }
