@@ -6,10 +6,13 @@
 #![forbid(unsafe_code)]
 
 mod common;
+mod live;
 
 use std::net::Ipv6Addr;
+use std::time::{Duration, Instant};
 
 use common::{checksum, run_for, tshark, Decoded, TempDir};
+use live::{sum, LiveRouter};
 use net::wire::ethernet::{EthernetRepr, ETHERTYPE_IPV6};
 use net::wire::ipv6::{Ipv6Repr, NH_UDP};
 use traffic::write_pcap;
@@ -40,6 +43,7 @@ fn config(dir: &TempDir, extra: &str) -> std::path::PathBuf {
          \x20 - {{name: in, vdev: \"net_pcap_gin{n},rx_pcap={d}/in.pcap,tx_pcap={d}/in-out.pcap\", mac: \"02:00:00:00:00:01\", addresses: [10.0.0.1/24, \"2001:db8::1/64\"]}}\n\
          \x20 - {{name: out, vdev: \"net_pcap_gout{n},tx_pcap={d}/out.pcap\", mac: \"02:00:00:00:01:01\", addresses: [10.0.1.1/24, \"2001:db8:1::1/64\"]}}\n\
          routes: routes.yaml\n\
+         metrics_listen: 127.0.0.1:0\n\
          idle: {{backoff: {{}}}}\n{extra}",
         d = dir.0.display()
     );
@@ -232,5 +236,160 @@ fn never_forwarded_on_the_wire() {
     assert!(
         stdout.contains("mbufs not returned to the pool: 0"),
         "{stdout}"
+    );
+}
+
+/// The ICMPv6 errors of one rate-limit run: (type, quoted UDP port) of each message on
+/// the wire, and the counters where the others went.
+struct Burst {
+    errors: Vec<(String, u16)>,
+    rate_limited: u64,
+    ttl_throttled: u64,
+    unreachable_throttled: u64,
+    /// Seconds from before the router started to after its last scrape: an upper bound
+    /// on how long its token buckets refilled.
+    elapsed: f64,
+}
+
+const SENT_EACH: u16 = 100;
+
+/// Replays `SENT_EACH` hop-limit-1 packets and as many without a route, interleaved, in
+/// one pcap (marked by UDP ports 10000.. and 20000..), under `extra` config.
+fn burst(extra: &str) -> Burst {
+    let dir = TempDir::new("icmp6rate");
+    std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
+    let cfg = config(&dir, extra);
+    let frames: Vec<Vec<u8>> = (0..SENT_EACH)
+        .flat_map(|i| {
+            [
+                udp(ROUTER, "2001:db8::7", "2001:db8:2::5", 1, 10000 + i),
+                udp(ROUTER, "2001:db8::7", "2001:db8:99::5", 64, 20000 + i),
+            ]
+        })
+        .collect();
+    write_pcap(&dir.path("in.pcap"), &frames).unwrap();
+    let t0 = Instant::now();
+    let r = LiveRouter::start(&cfg, 30.0);
+    let n = frames.len() as u64;
+    // Settled: every frame received, and the slow path has accounted for all it got.
+    let m = r.scrape_until("all frames handled", Duration::from_secs(15), |m| {
+        let got = sum(m, "mplsrouter_slow_path_packets_total", "")
+            + sum(m, "mplsrouter_slow_path_generated_total", "");
+        let went = sum(m, "mplsrouter_slow_path_handled_total", "")
+            + sum(m, "mplsrouter_slow_path_transmitted_total", "")
+            + sum(m, "mplsrouter_slow_path_dropped_total", "");
+        sum(m, "mplsrouter_worker_rx_packets_total", "") == n && got == went
+    });
+    let elapsed = t0.elapsed().as_secs_f64();
+    let (status, out) = r.stop(Duration::from_secs(20));
+    assert!(status.success(), "{out}");
+    let drops = |r: &str| sum(&m, "mplsrouter_drops_total", &format!("reason=\"{r}\""));
+    let rate_limited = sum(&m, "mplsrouter_icmp_rate_limited_total", "");
+    assert_eq!(
+        rate_limited,
+        sum(
+            &m,
+            "mplsrouter_slow_path_dropped_total",
+            "reason=\"icmp_rate_limited\""
+        ),
+        "{m}"
+    );
+    assert_eq!(sum(&m, "mplsrouter_arp_held_packets", ""), 0, "{m}");
+    let back = tshark(&dir.path("in-out.pcap"), FIELDS);
+    let errors: Vec<_> = back
+        .iter()
+        .filter(|f| !f.get("icmpv6.type").is_empty())
+        .map(|f| {
+            assert_eq!(f.get("icmpv6.checksum.status"), "1", "{f:?}");
+            assert_eq!(f.get("eth.dst"), "02:00:00:00:00:07", "{f:?}");
+            assert_eq!(f.get("ipv6.src"), "2001:db8::1,2001:db8::7", "{f:?}");
+            let quoted = ports(std::slice::from_ref(f));
+            assert_eq!(quoted.len(), 1, "quotes the packet: {f:?}");
+            (f.get("icmpv6.type").to_string(), quoted[0])
+        })
+        .collect();
+    assert!(
+        ports(&tshark(&dir.path("out.pcap"), FIELDS)).is_empty(),
+        "none forwarded"
+    );
+    let b = Burst {
+        errors,
+        rate_limited,
+        ttl_throttled: drops("ttl_expired_throttled"),
+        unreachable_throttled: drops("unreachable_throttled"),
+        elapsed,
+    };
+    eprintln!(
+        "{} errors out, rate limited {}, throttled ttl {} unreachable {}, {:.2} s",
+        b.errors.len(),
+        b.rate_limited,
+        b.ttl_throttled,
+        b.unreachable_throttled,
+        b.elapsed
+    );
+    b
+}
+
+/// Whether each error answers the right packet: time exceeded (3, code 0) for ports
+/// 10000.., destination unreachable (1) for 20000...
+fn check_kinds(b: &Burst) {
+    for (t, p) in &b.errors {
+        let want = if *p < 20000 { "3" } else { "1" };
+        assert_eq!(t, want, "port {p}");
+    }
+}
+
+/// The slow path's limiter (`icmp_rate_limit`, one bucket for every ICMPv6 error): with
+/// the worker budgets opened wide, every packet reaches it and all but `burst` plus the
+/// refill are refused, counted as rate limited.
+#[test]
+fn icmpv6_errors_rate_limited_by_the_slow_path() {
+    let (rate, cap) = (1.0, 5);
+    let b = burst(&format!(
+        "icmp_rate_limit: {{per_second: {rate}, burst: {cap}}}\n\
+         punt: {{ttl_expired_pps: 100000, ttl_expired_burst: 1000, unreachable_pps: 100000, unreachable_burst: 1000}}\n"
+    ));
+    check_kinds(&b);
+    let sent = b.errors.len() as u64;
+    let bound = cap + (rate * b.elapsed).ceil() as u64;
+    assert!(
+        (1..=bound).contains(&sent),
+        "{sent} errors out, at most {bound} allowed ({:.1} s)",
+        b.elapsed
+    );
+    assert_eq!((b.ttl_throttled, b.unreachable_throttled), (0, 0));
+    assert_eq!(
+        sent + b.rate_limited,
+        2 * SENT_EACH as u64,
+        "the rest refused"
+    );
+}
+
+/// The workers' punt budgets, which by default follow `icmp_rate_limit` (one per kind
+/// of error): the excess never reaches the slow path, counted as throttled per kind, and
+/// the errors on the wire stay within the configured rate.
+#[test]
+fn icmpv6_errors_throttled_by_the_punt_budgets() {
+    let (rate, cap) = (1.0, 5);
+    let b = burst(&format!(
+        "icmp_rate_limit: {{per_second: {rate}, burst: {cap}}}\n"
+    ));
+    check_kinds(&b);
+    let sent = b.errors.len() as u64;
+    let bound = cap + (rate * b.elapsed).ceil() as u64;
+    assert!(
+        (1..=bound).contains(&sent),
+        "{sent} errors out, at most {bound} allowed ({:.1} s)",
+        b.elapsed
+    );
+    let each = SENT_EACH as u64;
+    // Each kind's budget admits at most its burst plus the refill; the rest throttled.
+    for t in [b.ttl_throttled, b.unreachable_throttled] {
+        assert!(t >= each - bound && t < each, "{t} throttled of {each}");
+    }
+    assert_eq!(
+        sent + b.rate_limited + b.ttl_throttled + b.unreachable_throttled,
+        2 * each,
+        "every packet answered or counted"
     );
 }
