@@ -33,6 +33,40 @@ fn frr_config() -> FrrConfig {
     }
 }
 
+/// zebra.conf lines: RAs every second on mr-b, announcing B's link prefix.
+const RA_ON_B: &str = "interface mr-b\n no ipv6 nd suppress-ra\n ipv6 nd ra-interval 1\n \
+                       ipv6 nd prefix 2001:db8:2::/64\n!\n";
+
+/// The first router advertisement B's veth receives within 5 s: its source and the
+/// prefixes it announces (tshark, capture filter on ICMPv6 type 134).
+fn ra_seen_by_b(b: &Frr) -> Option<(String, String)> {
+    let out = b
+        .exec(&[
+            "tshark",
+            "-n",
+            "-i",
+            "b-r",
+            "-a",
+            "duration:5",
+            "-c",
+            "1",
+            "-f",
+            "icmp6 and ip6[40] == 134",
+            "-T",
+            "fields",
+            "-e",
+            "ipv6.src",
+            "-e",
+            "icmpv6.opt.prefix",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| !l.trim().is_empty())?;
+    let mut f = line.split('\t');
+    Some((f.next()?.to_string(), f.next().unwrap_or("").to_string()))
+}
+
 fn ospf6d_conf(rid: &str, ifs: &[&str]) -> String {
     let mut s = "hostname ospf6d\n".to_string();
     for i in ifs {
@@ -82,7 +116,16 @@ fn router_config(dir: &std::path::Path, prefix: &str) -> std::path::PathBuf {
 fn topology() -> (Frr, Frr, Frr, common::Router) {
     let a = Frr::new("6a", &[], frr_config());
     let b = Frr::new("6b", &[], frr_config());
-    let r = Frr::new("6r", &[], frr_config());
+    // R's zebra sends router advertisements on mr-b (the router itself never does; a
+    // network that wants RAs configures them in FRR, and they go down the TAP).
+    let r = Frr::new(
+        "6r",
+        &[],
+        FrrConfig {
+            zebra: RA_ON_B.to_string(),
+            ..frr_config()
+        },
+    );
     for f in [&a, &b] {
         // The hosts' link-local addresses are usable at once (no DAD).
         sysctl(&f.ns, &["net.ipv6.conf.default.accept_dad=0"]);
@@ -306,6 +349,28 @@ fn ospf6_and_bgp_over_ipv6_through_the_control_interfaces() {
         );
     }
     eprintln!("forwarded by FRR's IPv6 routes after {:?}", t0.elapsed());
+
+    // zebra's RAs on mr-b leave by port b, from the port's link-local address.
+    let (src, prefixes) = ra_seen_by_b(&b)
+        .unwrap_or_else(|| panic!("no router advertisement reached B\n{}", logs(&a, &b, &r)));
+    let tap = r
+        .exec(&[
+            "ip", "-6", "-j", "addr", "show", "dev", "mr-b", "scope", "link",
+        ])
+        .output()
+        .unwrap();
+    let tap: serde_json::Value = serde_json::from_slice(&tap.stdout).unwrap();
+    let link_local = tap[0]["addr_info"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|a| a["local"].as_str())
+        .unwrap_or("none");
+    assert_eq!(src, link_local, "RA from {src}, mr-b has {tap}");
+    assert!(
+        prefixes.split(',').any(|p| p == "2001:db8:2::"),
+        "RA prefixes {prefixes:?}"
+    );
 
     let out = router.stop();
     for l in out.lines().filter(|l| l.starts_with("control interfaces:")) {
