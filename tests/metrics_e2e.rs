@@ -379,6 +379,9 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
         ["134", "106", "0", "0"],
         "rx, forwarded, slow path, refused"
     );
+    for (fam, n) in &families {
+        assert_eq!(row(&table, "Received by family", fam)[1], n.to_string());
+    }
     assert_eq!(row(&table, "Drops by reason", "no_route")[1], "20");
     assert_eq!(row(&table, "Drops by reason", "no_label")[1], "5");
     assert_eq!(
