@@ -486,6 +486,7 @@ impl Pipeline {
 
     /// The stages over `pkts[which[k]]` (at most [`CHUNK`] packets), each stage over all
     /// of them before the next.
+    #[allow(clippy::too_many_arguments)]
     fn process_staged<P: PacketBuf>(
         &self,
         fib: &Fib,
