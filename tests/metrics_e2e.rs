@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{bin, promtool_check, TempDir};
+use common::{bin, promtool_check, tshark, TempDir};
 use live::{samples, value, LiveRouter};
-use traffic::{write_pcap, FrameSpec};
+use traffic::{read_pcap, write_pcap, Frame6Spec, FrameSpec};
 
 const ROUTES: &str = "
 neighbors:
@@ -56,6 +56,54 @@ fn traffic(dir: &TempDir, routed: u16, unrouted: u16) {
         .collect();
     f.extend((0..unrouted).map(|i| udp([203, 0, 113, 1 + (i % 200) as u8], 3000 + i)));
     write_pcap(&dir.path("in.pcap"), &f).unwrap();
+}
+
+/// Appends to in.pcap frames of the other families: `v6` IPv6 to 2001:db8:100::/40
+/// (routed), `mpls` with an unknown label (no_label) and `other` of an unknown ethertype
+/// (unsupported_ethertype), all to port `in`'s MAC.
+fn other_families(dir: &TempDir, v6: u16, mpls: u16, other: u16) {
+    let mut f = read_pcap(&dir.path("in.pcap")).unwrap();
+    let mut dst6 = [0u8; 16];
+    dst6[..5].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0x01]);
+    dst6[15] = 5;
+    f.extend((0..v6).map(|i| {
+        Frame6Spec {
+            dst_mac: [2, 0, 0, 0, 0, 1],
+            dst_ip: dst6,
+            src_port: 5000 + i,
+            ..Frame6Spec::default()
+        }
+        .build()
+    }));
+    f.extend((0..mpls).map(|i| {
+        FrameSpec {
+            dst_mac: [2, 0, 0, 0, 0, 1],
+            labels: vec![(777, 0, 64)],
+            src_port: 6000 + i,
+            ..FrameSpec::default()
+        }
+        .build()
+    }));
+    let mut unknown = udp([198, 51, 100, 1], 7000);
+    unknown[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
+    f.extend((0..other).map(|_| unknown.clone()));
+    write_pcap(&dir.path("in.pcap"), &f).unwrap();
+}
+
+/// Frames of in.pcap by family, as tshark dissects them (the oracle for
+/// `mplsrouter_received_packets_total`).
+fn families_in_pcap(dir: &TempDir) -> BTreeMap<&'static str, f64> {
+    let mut n = BTreeMap::from([("ipv4", 0.0), ("ipv6", 0.0), ("mpls", 0.0), ("other", 0.0)]);
+    for d in tshark(&dir.path("in.pcap"), &["eth.type"]) {
+        let fam = match d.list("eth.type").first().map(String::as_str) {
+            Some("0x0800") => "ipv4",
+            Some("0x86dd") => "ipv6",
+            Some("0x8847") => "mpls",
+            _ => "other",
+        };
+        *n.get_mut(fam).unwrap() += 1.0;
+    }
+    n
 }
 
 /// Port `in` replays in.pcap forever into the worker; `out` is a net_null sink.
@@ -144,6 +192,9 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
                 "reason" => reasons + router::RuntimeDrop::ALL.len(),
                 "result" => 2,
                 "direction" => 2,
+                "family" if fam == "mplsrouter_received_packets_total" => {
+                    net::pipeline::Family::COUNT
+                }
                 "family" => 2, // ipv4, ipv6
                 "type" => icmp_types,
                 "message" => router::metrics::NdpCount::ALL.len(),
@@ -290,6 +341,9 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     let dir = TempDir::new("stats-e2e");
     std::fs::write(dir.path("routes.yaml"), ROUTES).unwrap();
     traffic(&dir, 100, 20); // played once: 100 forwarded, 20 dropped (no route)
+    other_families(&dir, 6, 5, 3); // 6 forwarded, 5 no_label, 3 unsupported_ethertype
+    let families = families_in_pcap(&dir);
+    assert_eq!(families.values().sum::<f64>(), 134.0, "{families:?}");
     let cfg = common::pcap_config(&dir, "");
     // The ports' IPv6 subnets, for ROUTES' IPv6 neighbour.
     let text = std::fs::read_to_string(&cfg).unwrap().replace(
@@ -300,8 +354,12 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     let router = LiveRouter::start(&cfg, 25.0);
     let url = format!("http://{}/metrics", router.metrics);
     let scrape = router.scrape_until("the pcap is played", Duration::from_secs(5), |s| {
-        value(s, "mplsrouter_worker_rx_packets_total{worker=\"1\"}") == 120.0
+        value(s, "mplsrouter_worker_rx_packets_total{worker=\"1\"}") == 134.0
     });
+    for (fam, n) in &families {
+        let series = format!("mplsrouter_received_packets_total{{worker=\"1\",family=\"{fam}\"}}");
+        assert_eq!(value(&scrape, &series), *n, "{series}");
+    }
 
     let out = Command::new(bin())
         .args(["stats", "--url", &url])
@@ -313,15 +371,23 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
         "{table}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(row(&table, "Ports", "in")[1..3], ["up", "120"]);
-    assert_eq!(row(&table, "Ports", "out")[3], "100");
+    assert_eq!(row(&table, "Ports", "in")[1..3], ["up", "134"]);
+    assert_eq!(row(&table, "Ports", "out")[3], "106");
     let w = row(&table, "Workers", "1");
     assert_eq!(
         w[1..5],
-        ["120", "100", "0", "0"],
+        ["134", "106", "0", "0"],
         "rx, forwarded, slow path, refused"
     );
+    for (fam, n) in &families {
+        assert_eq!(row(&table, "Received by family", fam)[1], n.to_string());
+    }
     assert_eq!(row(&table, "Drops by reason", "no_route")[1], "20");
+    assert_eq!(row(&table, "Drops by reason", "no_label")[1], "5");
+    assert_eq!(
+        row(&table, "Drops by reason", "unsupported_ethertype")[1],
+        "3"
+    );
     let t = row(&table, "Tables", "1");
     assert_eq!(
         t[1],

@@ -1,6 +1,6 @@
 //! Instructions per packet of the pipeline, for callgrind (repeatable on a loaded box,
 //! unlike cycles): runs `ROUNDS` bursts of 32 packets of one case through
-//! `Pipeline::process_burst`, each burst reset from the original first; only
+//! `Pipeline::process_burst_counted` (as the worker runs it), each burst reset from the original first; only
 //! [`run_burst`] is meant to be counted.
 //!
 //! ```text
@@ -19,15 +19,22 @@ mod fixture;
 use fixture::{case, fib, pipeline, BURST};
 use net::fib::Fib;
 use net::packet::VecBuf;
-use net::pipeline::{Pipeline, Verdict};
+use net::pipeline::{FamilyCounts, Pipeline, Verdict};
 use std::hint::black_box;
 
 #[inline(never)]
-fn run_burst(p: &Pipeline, fib: &Fib, b: &mut [VecBuf], v: &mut [Verdict], staged: bool) {
+fn run_burst(
+    p: &Pipeline,
+    fib: &Fib,
+    b: &mut [VecBuf],
+    v: &mut [Verdict],
+    staged: bool,
+    families: &mut FamilyCounts,
+) {
     if staged {
         p.process_burst_staged(fib, 0, b, v);
     } else {
-        p.process_burst(fib, 0, b, v);
+        p.process_burst_counted(fib, 0, b, v, families);
     }
 }
 
@@ -40,15 +47,17 @@ fn main() {
     let (fib, p) = (fib(), pipeline());
     let mut v = [Verdict::Forward { port: 0 }; BURST];
     let mut b = pkts.clone();
-    run_burst(&p, &fib, &mut b, &mut v, staged);
+    let mut families = FamilyCounts::default();
+    run_burst(&p, &fib, &mut b, &mut v, staged, &mut families);
     assert!(
         v.iter().all(|v| matches!(v, Verdict::Forward { .. })),
         "{name}: {v:?}"
     );
     for _ in 0..rounds {
         b.clone_from(&pkts);
-        run_burst(&p, &fib, black_box(&mut b), &mut v, staged);
+        run_burst(&p, &fib, black_box(&mut b), &mut v, staged, &mut families);
         black_box(&v);
     }
+    black_box(&families);
     println!("{name}: {rounds} bursts of {BURST}");
 }

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use net::pipeline::DropReason;
+use net::pipeline::{DropReason, Family};
 
 /// Room for the drop reasons: the pipeline's ([`DropReason`], by index) then the
 /// runtime's own ([`RuntimeDrop`]).
@@ -123,6 +123,8 @@ pub struct WorkerCounters {
     pub punt_overflow_control: AtomicU64,
     /// Packets dropped by the pipeline, by reason index.
     pub drops: [AtomicU64; MAX_DROP_REASONS],
+    /// Packets the pipeline decided, by [`Family`] index (published once per poll).
+    pub received_by_family: [AtomicU64; Family::COUNT],
     /// Non-empty bursts received.
     pub bursts: AtomicU64,
     /// Non-empty bursts by size bucket ([`BURST_BUCKETS`]), not cumulative.
@@ -155,6 +157,7 @@ impl WorkerCounters {
             punt_overflow: AtomicU64::new(0),
             punt_overflow_control: AtomicU64::new(0),
             drops: [const { AtomicU64::new(0) }; MAX_DROP_REASONS],
+            received_by_family: [const { AtomicU64::new(0) }; Family::COUNT],
             bursts: AtomicU64::new(0),
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
             busy_cycles: AtomicU64::new(0),
@@ -175,6 +178,7 @@ impl WorkerCounters {
             punt_overflow: self.punt_overflow.load(Relaxed),
             punt_overflow_control: self.punt_overflow_control.load(Relaxed),
             drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
+            received_by_family: std::array::from_fn(|i| self.received_by_family[i].load(Relaxed)),
             bursts: self.bursts.load(Relaxed),
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
             busy_cycles: self.busy_cycles.load(Relaxed),
@@ -196,6 +200,8 @@ pub struct WorkerTotals {
     pub punt_overflow: u64,
     pub punt_overflow_control: u64,
     pub drops: [u64; MAX_DROP_REASONS],
+    /// Packets the pipeline decided, by [`Family`] index.
+    pub received_by_family: [u64; Family::COUNT],
     pub bursts: u64,
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
     pub busy_cycles: u64,
@@ -216,6 +222,7 @@ impl Default for WorkerTotals {
             punt_overflow: 0,
             punt_overflow_control: 0,
             drops: [0; MAX_DROP_REASONS],
+            received_by_family: [0; Family::COUNT],
             bursts: 0,
             burst_sizes: [0; BURST_BUCKETS.len()],
             busy_cycles: 0,
@@ -237,6 +244,13 @@ impl WorkerTotals {
         self.punt_overflow += o.punt_overflow;
         self.punt_overflow_control += o.punt_overflow_control;
         for (a, b) in self.drops.iter_mut().zip(o.drops.iter()) {
+            *a += b;
+        }
+        for (a, b) in self
+            .received_by_family
+            .iter_mut()
+            .zip(&o.received_by_family)
+        {
             *a += b;
         }
         self.bursts += o.bursts;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dpdk::Mbuf;
 use net::fib::Fib;
-use net::pipeline::{Pipeline, Verdict};
+use net::pipeline::{FamilyCounts, Pipeline, Verdict};
 use net::rcu::{OfflineReader, Rcu, Reader};
 
 use crate::worker::Forwarder;
@@ -20,7 +20,7 @@ enum ReaderState {
     Switching,
 }
 
-/// [`Forwarder`] running [`Pipeline::process_burst`] on the published [`Fib`].
+/// [`Forwarder`] running [`Pipeline::process_burst_counted`] on the published [`Fib`].
 pub struct PipelineForwarder {
     pipeline: Pipeline,
     reader: ReaderState,
@@ -61,12 +61,18 @@ impl Forwarder for PipelineForwarder {
     }
 
     #[inline]
-    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], verdicts: &mut [Verdict]) {
+    fn decide(
+        &mut self,
+        in_port: u16,
+        pkts: &mut [Mbuf],
+        verdicts: &mut [Verdict],
+        families: &mut FamilyCounts,
+    ) {
         let ReaderState::Online(reader) = &mut self.reader else {
             unreachable!("begin_iteration brings the reader online before any burst");
         };
         self.pipeline
-            .process_burst(reader.load(), in_port, pkts, verdicts);
+            .process_burst_counted(reader.load(), in_port, pkts, verdicts, families);
     }
 
     fn go_offline(&mut self) {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
 use net::packet::PacketBuf;
-use net::pipeline::{DropReason, PuntReason, Verdict};
+use net::pipeline::{DropReason, FamilyCounts, PuntReason, Verdict};
 
 use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
 use crate::idle::{Backoff, IdleStep};
@@ -41,8 +41,15 @@ pub trait Forwarder: Send {
     /// Called once per loop iteration, before any burst (load table snapshots here).
     fn begin_iteration(&mut self) {}
     /// Fills `verdicts[i]` for `pkts[i]`, received on `in_port` (forwarded packets are
-    /// rewritten in place; the others are left as received).
-    fn decide(&mut self, in_port: u16, pkts: &mut [Mbuf], verdicts: &mut [Verdict]);
+    /// rewritten in place; the others are left as received), adding the packets by
+    /// family to `families` (the worker publishes them once per poll).
+    fn decide(
+        &mut self,
+        in_port: u16,
+        pkts: &mut [Mbuf],
+        verdicts: &mut [Verdict],
+        families: &mut FamilyCounts,
+    );
     /// Called when the worker is about to sleep (idle) or stop: it must hold no snapshot.
     fn go_offline(&mut self) {}
 }
@@ -132,6 +139,7 @@ impl<F: Forwarder> Worker<F> {
         let c = &*s.counters;
         self.forwarder.begin_iteration();
         let mut got_any = false;
+        let mut families = FamilyCounts::default();
         for i in 0..self.rx.len() {
             let (port, dev, queue) = self.rx[i];
             let n = dpdk::rx_burst_max(dev, queue, &mut s.rx, s.burst_size);
@@ -152,8 +160,12 @@ impl<F: Forwarder> Worker<F> {
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.before(port, s.rx.as_slice());
             }
-            self.forwarder
-                .decide(port, s.rx.as_mut_slice(), &mut s.verdicts[..n]);
+            self.forwarder.decide(
+                port,
+                s.rx.as_mut_slice(),
+                &mut s.verdicts[..n],
+                &mut families,
+            );
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.after(port, s.rx.as_slice(), &s.verdicts[..n]);
             }
@@ -161,6 +173,11 @@ impl<F: Forwarder> Worker<F> {
             self.punt.begin_burst(t0);
             self.dispatch(port, &mut s.rx, &s.verdicts[..n], &mut s.drops);
             s.drops.free_all();
+        }
+        if got_any {
+            for (c, &n) in c.received_by_family.iter().zip(&families.received) {
+                bump(c, n);
+            }
         }
         self.take_injected();
         flush_all(&mut self.tx, c);

@@ -22,7 +22,13 @@ use crate::spec::IdlePolicy;
 struct ByFirstByte;
 
 impl Forwarder for ByFirstByte {
-    fn decide(&mut self, _in_port: u16, pkts: &mut [Mbuf], verdicts: &mut [Verdict]) {
+    fn decide(
+        &mut self,
+        _in_port: u16,
+        pkts: &mut [Mbuf],
+        verdicts: &mut [Verdict],
+        _families: &mut net::pipeline::FamilyCounts,
+    ) {
         for (m, v) in pkts.iter().zip(verdicts.iter_mut()) {
             *v = match m.data()[0] {
                 0 => Verdict::Forward { port: 1 },

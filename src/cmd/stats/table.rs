@@ -44,6 +44,8 @@ pub struct Snapshot {
     pub workers: Vec<Worker>,
     /// Summed over workers, in exposition order.
     pub drops: Vec<(String, f64)>,
+    /// Received packets by family, summed over workers (none from an older router).
+    pub families: Vec<(String, f64)>,
     pub fib: [f64; 9],
     pub reloads_ok: f64,
     pub reloads_error: f64,
@@ -146,6 +148,13 @@ impl Snapshot {
                 (r, v)
             })
             .collect();
+        let families = label_values(e, "mplsrouter_received_packets_total", "family")
+            .into_iter()
+            .map(|f| {
+                let v = sum(e, "mplsrouter_received_packets_total", &[("family", &f)]);
+                (f, v)
+            })
+            .collect();
         let icmp_sent = label_values(e, "mplsrouter_icmp_sent_total", "type")
             .into_iter()
             .map(|t| {
@@ -159,6 +168,7 @@ impl Snapshot {
             ports,
             workers,
             drops,
+            families,
             // `+ 0.0`: a sum over no series is -0, shown as 0 (an older router).
             fib: FIB.map(|(_, m)| match m.split_once("{family=") {
                 Some((name, f)) => sum(e, name, &[("family", f.trim_end_matches('}'))]) + 0.0,
@@ -323,6 +333,23 @@ pub fn render(cur: &Snapshot, prev: Option<(&Snapshot, f64)>, now_unix: f64) -> 
         ],
         &rows,
     );
+
+    let rows: Vec<Vec<String>> = cur
+        .families
+        .iter()
+        .map(|(f, v)| {
+            let p = prev.and_then(|(s, _)| s.families.iter().find(|x| &x.0 == f).map(|x| x.1));
+            vec![f.clone(), int(*v), rate(*v, p)]
+        })
+        .collect();
+    if !rows.is_empty() {
+        table(
+            &mut out,
+            "Received by family",
+            &["family", "packets", "Mpps"],
+            &rows,
+        );
+    }
 
     let rows: Vec<Vec<String>> = cur
         .drops

@@ -1,6 +1,7 @@
 //! Stage 1: destination MAC, Ethernet and ethertype; RFC 1812 input checks for plain IPv4,
 //! RFC 8200 ones for plain IPv6.
 
+use super::family::Family;
 use super::ipv6::{self, Source};
 use super::local::{LocalAddrs, MacKey};
 use super::{ipv4, DropReason, Next, PipelineConfig, PuntReason, Verdict, Work};
@@ -29,24 +30,26 @@ pub(crate) fn classify(
     data: &[u8],
     originate: bool,
     w: &mut Work,
-) {
+) -> Family {
     w.end = data.len();
     let Some(first8) = data.first_chunk::<8>().filter(|_| data.len() >= HEADER_LEN) else {
-        return; // Done(Drop(Truncated))
+        return Family::Other; // Done(Drop(Truncated))
     };
     let to_us = originate || mac.is_some_and(|m| m.matches(first8));
+    let mut et = be16(data, field::ETHERTYPE.start);
     // The group bit of the destination: broadcast or multicast.
     if !to_us && data[field::DESTINATION.start] & 1 == 0 {
-        return w.done(Verdict::Drop(DropReason::OtherHost));
+        w.done(Verdict::Drop(DropReason::OtherHost));
+        return Family::of(et);
     }
-    let mut et = be16(data, field::ETHERTYPE.start);
     w.l3 = HEADER_LEN;
     if et == ETHERTYPE_VLAN {
         if !cfg.accept_vlan {
-            return w.done(Verdict::Drop(DropReason::VlanTagged));
+            w.done(Verdict::Drop(DropReason::VlanTagged));
+            return Family::Other;
         }
         if data.len() < HEADER_LEN + VLAN_TAG_LEN {
-            return;
+            return Family::Other;
         }
         et = be16(data, field::VLAN_ETHERTYPE.start);
         w.l3 = HEADER_LEN + VLAN_TAG_LEN;
@@ -73,6 +76,7 @@ pub(crate) fn classify(
         }
         _ => w.done(Verdict::Drop(DropReason::UnsupportedEthertype)),
     }
+    Family::of(et)
 }
 
 /// Plain IPv6 received on `in_port`: the hop limit to emit is one less.

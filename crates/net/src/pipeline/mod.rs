@@ -51,6 +51,7 @@
 //!   there and are dropped: the slow path sends NDP and link-local replies itself.
 
 mod classify;
+mod family;
 mod fast;
 mod fast6;
 mod hash;
@@ -61,6 +62,7 @@ mod mpls;
 mod rewrite;
 mod verdict;
 
+pub use family::{Family, FamilyCounts};
 pub use local::LocalAddrs;
 pub use verdict::{DropReason, PuntReason, Verdict};
 
@@ -296,7 +298,27 @@ impl Pipeline {
         pkts: &mut [P],
         verdicts: &mut [Verdict],
     ) {
-        self.process(fib, in_port, pkts, verdicts, true);
+        self.process(
+            fib,
+            in_port,
+            pkts,
+            verdicts,
+            true,
+            &mut FamilyCounts::default(),
+        );
+    }
+
+    /// [`Pipeline::process_burst`], adding the packets received by family to `families`
+    /// (counted per chunk on the fast paths, per packet only on the staged one).
+    pub fn process_burst_counted<P: PacketBuf>(
+        &self,
+        fib: &Fib,
+        in_port: u16,
+        pkts: &mut [P],
+        verdicts: &mut [Verdict],
+        families: &mut FamilyCounts,
+    ) {
+        self.process(fib, in_port, pkts, verdicts, true, families);
     }
 
     /// [`Pipeline::process_burst`] with every packet through the staged path (the
@@ -309,7 +331,14 @@ impl Pipeline {
         pkts: &mut [P],
         verdicts: &mut [Verdict],
     ) {
-        self.process(fib, in_port, pkts, verdicts, false);
+        self.process(
+            fib,
+            in_port,
+            pkts,
+            verdicts,
+            false,
+            &mut FamilyCounts::default(),
+        );
     }
 
     fn process<P: PacketBuf>(
@@ -319,6 +348,7 @@ impl Pipeline {
         pkts: &mut [P],
         verdicts: &mut [Verdict],
         fast_path: bool,
+        families: &mut FamilyCounts,
     ) {
         let n = pkts.len().min(verdicts.len());
         // Once per burst: the addresses published with the table, else the pipeline's.
@@ -360,7 +390,8 @@ impl Pipeline {
                         n: &mut f,
                     };
                     let first = p[0].data();
-                    if first.len() >= HEADER_LEN
+                    // Labelled packets are those the label loop took (counted per chunk).
+                    let labelled = if first.len() >= HEADER_LEN
                         && be16(first, ethernet::field::ETHERTYPE.start) == ETHERTYPE_MPLS
                     {
                         for (i, (pkt, verdict)) in p.iter_mut().zip(v.iter_mut()).enumerate() {
@@ -370,6 +401,7 @@ impl Pipeline {
                             let data = p[i as usize].data();
                             try_input(local, mac, i as usize, data, &mut fwd, &mut staged, &mut m);
                         }
+                        p.len() - r
                     } else {
                         for (i, pkt) in p.iter().enumerate() {
                             try_input(local, mac, i, pkt.data(), &mut fwd, &mut rest, &mut r);
@@ -387,7 +419,9 @@ impl Pipeline {
                                 &mut m,
                             );
                         }
-                    }
+                        r - m
+                    };
+                    families.add(Family::Mpls, labelled);
                     if m > 0 {
                         // IPv6 ([`fast6`]) last: what it turns away goes to the stages.
                         let left = staged;
@@ -403,10 +437,13 @@ impl Pipeline {
                             &mut staged,
                             &mut m,
                         );
+                        families.add(Family::Ipv6, l - m);
                     }
                 }
             }
             if f > 0 {
+                // Per chunk; the stages count again the IPv4 packets they take back.
+                families.add(Family::Ipv4, f);
                 let mut routes = [NO_ROUTE; CHUNK];
                 fib.lookup_ipv4_batch(&dsts[..f], &mut routes[..f]);
                 for (&i, &route) in ipv4[..f].iter().zip(&routes[..f]) {
@@ -415,6 +452,7 @@ impl Pipeline {
                         None => match fast::punt(fib, route) {
                             Some(punt) => v[i as usize] = punt,
                             None => {
+                                families.received[Family::Ipv4 as usize] -= 1;
                                 staged[m] = i;
                                 m += 1;
                             }
@@ -423,7 +461,7 @@ impl Pipeline {
                 }
             }
             if m > 0 {
-                self.process_staged(fib, in_port, p, v, &staged[..m], false);
+                self.process_staged(fib, in_port, p, v, &staged[..m], false, families);
             }
         }
     }
@@ -441,12 +479,14 @@ impl Pipeline {
             &mut v,
             &[0],
             true,
+            &mut FamilyCounts::default(),
         );
         v[0]
     }
 
     /// The stages over `pkts[which[k]]` (at most [`CHUNK`] packets), each stage over all
     /// of them before the next.
+    #[allow(clippy::too_many_arguments)]
     fn process_staged<P: PacketBuf>(
         &self,
         fib: &Fib,
@@ -455,6 +495,7 @@ impl Pipeline {
         verdicts: &mut [Verdict],
         which: &[u8],
         originate: bool,
+        families: &mut FamilyCounts,
     ) {
         let n = which.len();
         let mut work = [Work::EMPTY; CHUNK];
@@ -462,7 +503,8 @@ impl Pipeline {
         let mac = local.mac_key(in_port);
         for (w, &i) in work.iter_mut().zip(which) {
             let data = pkts[i as usize].data();
-            classify::classify(&self.config, local, in_port, mac, data, originate, w);
+            let family = classify::classify(&self.config, local, in_port, mac, data, originate, w);
+            families.add(family, 1);
         }
         for (w, &i) in work[..n].iter_mut().zip(which) {
             if w.next == Next::Mpls {

@@ -12,6 +12,7 @@ use prometheus::proto::{
 use super::control::{ControlStats, IcmpKind};
 use super::slow::{NdpCount, SlowDrop};
 use crate::counters::{WorkerCounters, WorkerTotals, BURST_BUCKETS};
+use net::pipeline::Family as AddrFamily;
 
 /// Version information exported as `mplsrouter_build_info`.
 #[derive(Clone, Debug)]
@@ -202,6 +203,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         "Packets per non-empty receive burst.",
         MetricType::HISTOGRAM,
         &["worker"],
+    ),
+    (
+        "mplsrouter_received_packets_total",
+        "Packets the data path decided, by family (ipv4, ipv6, mpls, other).",
+        MetricType::COUNTER,
+        &["worker", "family"],
     ),
     (
         "mplsrouter_drops_total",
@@ -518,6 +525,14 @@ impl RouterCollector {
             }
             out.push(f.f);
         }
+        let mut families = self.fam("mplsrouter_received_packets_total");
+        for (w, t) in &snaps {
+            for f in AddrFamily::ALL {
+                let n = t.received_by_family[f as usize] as f64;
+                families = families.counter(&[("worker", w), ("family", f.as_str())], n);
+            }
+        }
+        out.push(families.f);
         let mut cpp = self.fam("mplsrouter_worker_cycles_per_packet");
         let mut drops = self.fam("mplsrouter_drops_total");
         let mut hist = self.fam("mplsrouter_worker_burst_size");
