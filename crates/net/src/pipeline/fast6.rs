@@ -22,18 +22,9 @@ use super::{hash, DropReason, PuntReason, Verdict, CHUNK};
 use crate::fib::{Fib, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN};
-use crate::wire::ipv6::{HEADER_LEN as IPV6_LEN, NH_HOP_BY_HOP};
+use crate::wire::ipv6::{field, HEADER_LEN as IPV6_LEN, NH_HOP_BY_HOP};
 use crate::wire::mpls::{field as lse_field, ENTRY_LEN as LSE, TC_SHIFT};
 use crate::wire::{be16, be32};
-
-/// Byte offsets in the fixed header.
-mod field {
-    pub const PAYLOAD_LEN: usize = 4;
-    pub const NEXT_HEADER: usize = 6;
-    pub const HOP_LIMIT: usize = 7;
-    pub const SRC: usize = 8;
-    pub const DST: usize = 24;
-}
 
 /// A plain frame: Ethernet and the fixed IPv6 header.
 const FRAME: usize = HEADER_LEN + IPV6_LEN;
@@ -115,9 +106,9 @@ fn input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option<u128> {
     {
         return None;
     }
-    let (_, src) = ip.split_first_chunk::<{ field::SRC }>()?;
+    let (_, src) = ip.split_first_chunk::<{ field::SRC.start }>()?;
     let src: &[u8; 16] = src.first_chunk()?;
-    let (_, dst) = ip.split_last_chunk::<{ IPV6_LEN - field::DST }>()?;
+    let (_, dst) = ip.split_last_chunk::<{ IPV6_LEN - field::DST.start }>()?;
     let len = IPV6_LEN + be16(ip, field::PAYLOAD_LEN) as usize;
     if len > data.len() - HEADER_LEN
         || special(src[0]) | special(dst[0])

@@ -8,18 +8,9 @@ use super::local::LocalAddrs;
 use super::{DropReason, Fix, Next, PuntReason, Verdict, Work};
 use crate::fib::{Fib, RouteId, NO_ROUTE};
 use crate::wire::ipv6::{
-    is_link_local, is_loopback, is_multicast, is_unspecified, HEADER_LEN, NH_ICMPV6,
+    field, is_link_local, is_loopback, is_multicast, is_unspecified, HEADER_LEN, NH_ICMPV6,
 };
 use crate::wire::{be16, ipv6_ext, WireError};
-
-/// Byte offsets in the fixed header.
-mod field {
-    pub const PAYLOAD_LEN: usize = 4;
-    pub const NEXT_HEADER: usize = 6;
-    pub const HOP_LIMIT: usize = 7;
-    pub const SRC: usize = 8;
-    pub const DST: usize = 24;
-}
 
 /// NDP's ICMPv6 types: router solicitation .. redirect (RFC 4861 §4).
 const NDP_TYPES: core::ops::RangeInclusive<u8> = 133..=137;
@@ -59,7 +50,7 @@ pub(crate) fn header(data: &[u8], off: usize) -> Result<usize, Verdict> {
 /// The destination of the header at `ip` (a big-endian value, as the table keys it).
 #[inline]
 pub(crate) fn dst(data: &[u8], ip: usize) -> u128 {
-    u128::from_be_bytes(addr(data, ip + field::DST))
+    u128::from_be_bytes(addr(data, ip + field::DST.start))
 }
 
 fn addr(data: &[u8], at: usize) -> [u8; 16] {
@@ -89,7 +80,10 @@ pub(crate) fn input(data: &[u8], w: &mut Work, from: Source, out_hop: impl Fn(u8
 /// The address rules; `Err` settles the packet (punted or dropped).
 fn check(data: &[u8], off: usize, end: usize, from: Source) -> Result<(), Verdict> {
     let drop = |r| Err(Verdict::Drop(r));
-    let (src, dst) = (addr(data, off + field::SRC), addr(data, off + field::DST));
+    let (src, dst) = (
+        addr(data, off + field::SRC.start),
+        addr(data, off + field::DST.start),
+    );
     if let Source::Router = from {
         // No port to send it from: the slow path sends link-scope traffic itself.
         return match () {

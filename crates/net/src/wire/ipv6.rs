@@ -19,7 +19,7 @@ pub const NH_NO_NEXT: u8 = 59;
 pub const NH_DEST_OPTS: u8 = 60;
 
 /// Byte offsets of the fixed header's fields.
-mod field {
+pub mod field {
     use core::ops::Range;
     /// Version (4 bits), traffic class (8), flow label (20).
     pub const VER_TC_FLOW: Range<usize> = 0..4;

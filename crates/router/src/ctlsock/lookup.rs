@@ -32,6 +32,15 @@ fn ip(s: &str, what: &str) -> Result<[u8; 4], String> {
 
 /// Whether `r` asks about an IPv6 packet: its destination (or, without one, its
 /// source) is an IPv6 address.
+/// The label stack of the synthetic frame for `r` (its label, if any, with TTL `ttl`).
+fn labels(r: &LookupRequest, ttl: u8) -> Result<Vec<(u32, u8, u8)>, String> {
+    match r.label {
+        Some(l) if l > net::fib::MAX_LABEL => Err(format!("label {l} is over 1048575")),
+        Some(l) => Ok(vec![(l, 0, ttl)]),
+        None => Ok(Vec::new()),
+    }
+}
+
 fn is_v6(r: &LookupRequest) -> bool {
     let v6 = |s: &Option<String>| s.as_deref().and_then(|s| s.parse::<IpAddr>().ok());
     matches!(v6(&r.dst).or(v6(&r.src)), Some(IpAddr::V6(_)))
@@ -56,12 +65,7 @@ fn frame6(r: &LookupRequest, in_mac: [u8; 6]) -> Result<Vec<u8>, String> {
     if let Some(s) = &r.src {
         spec.src_ip = ip6(s, "source")?;
     }
-    if let Some(l) = r.label {
-        if l > net::fib::MAX_LABEL {
-            return Err(format!("label {l} is over 1048575"));
-        }
-        spec.labels = vec![(l, 0, ttl)];
-    }
+    spec.labels = labels(r, ttl)?;
     spec.src_port = r.sport.unwrap_or(spec.src_port);
     spec.dst_port = r.dport.unwrap_or(spec.dst_port);
     let mut f = spec.build();
@@ -91,12 +95,7 @@ pub fn frame(r: &LookupRequest, in_mac: [u8; 6]) -> Result<Vec<u8>, String> {
     if let Some(s) = &r.src {
         spec.src_ip = ip(s, "source")?;
     }
-    if let Some(l) = r.label {
-        if l > net::fib::MAX_LABEL {
-            return Err(format!("label {l} is over 1048575"));
-        }
-        spec.labels = vec![(l, 0, ttl)];
-    }
+    spec.labels = labels(r, ttl)?;
     spec.src_port = r.sport.unwrap_or(spec.src_port);
     spec.dst_port = r.dport.unwrap_or(spec.dst_port);
     let mut f = spec.build();
