@@ -5,15 +5,18 @@
 use std::collections::BTreeMap;
 
 pub const USAGE: &str = "\
-udp_rr: UDP request/response latency (netperf UDP_RR shape)
+udp_rr: UDP request/response latency (netperf UDP_RR shape), IPv4 or IPv6
+  (ADDR:PORT is 10.9.0.2:7777 or [2001:db8:9::2]:7777; without --bind, client and
+  flood bind the wildcard of their target's family)
 
   udp_rr server --bind ADDR:PORT [--duration S]
       echo every datagram back to its sender (S = 0: until killed)
   udp_rr client --target ADDR:PORT [--duration S] [--warmup S] [--size BYTES]
-                [--timeout-ms MS] [--label NAME] [--json FILE]
+                [--timeout-ms MS] [--label NAME] [--json FILE] [--bind ADDR:PORT]
       one transaction outstanding; reports transactions/s and RTT p50/p99/p99.9
       (defaults: duration 10, warmup 1, size 64, timeout-ms 200)
   udp_rr flood --target ADDR:PORT --rate PPS [--duration S] [--size BYTES]
+              [--bind ADDR:PORT]
       paced background load, no responses expected
   udp_rr sink --bind ADDR:PORT [--duration S]
       count datagrams received (the flood's far end)";
@@ -51,7 +54,7 @@ impl Args {
                     "bind",
                 ],
             ),
-            "flood" => (Mode::Flood, &["target", "rate", "duration", "size"]),
+            "flood" => (Mode::Flood, &["target", "rate", "duration", "size", "bind"]),
             "sink" => (Mode::Sink, &["bind", "duration"]),
             m => return Err(format!("unknown mode {m:?}")),
         };
@@ -112,6 +115,9 @@ mod tests {
         assert!(p("bounce").unwrap_err().contains("unknown mode"));
         assert!(p("server --rate 5").unwrap_err().contains("--rate"));
         assert!(p("client --target").unwrap_err().contains("needs a value"));
+        let a = p("client --target [2001:db8:9::2]:7 --bind [2001:db8:1::2]:0").unwrap();
+        assert_eq!(a.required("bind").unwrap(), "[2001:db8:1::2]:0");
+        assert!(p("flood --target [::1]:9 --rate 5 --bind [::1]:0").is_ok());
         let a = p("flood --rate fast").unwrap();
         assert!(a.num("rate", 0u64).unwrap_err().contains("fast"));
         assert!(a.required("target").unwrap_err().contains("--target"));

@@ -1,5 +1,6 @@
 //! The pure half of `udp_rr`: the statistics of one request/response run (nearest-rank
-//! percentiles, rates) and their text and JSON forms, and the option parser.
+//! percentiles, rates) and their text and JSON forms, the option parser, and the
+//! socket-address rules (either family: `10.9.0.2:7777` or `[2001:db8:9::2]:7777`).
 //!
 //! Exists so the numbers `scripts/bench/latency.sh` records can be unit-tested without
 //! sockets. It must never do I/O or read clocks: `main.rs` measures, this only counts.
@@ -7,6 +8,41 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+/// `ADDR:PORT` of either family. An IPv6 address needs brackets (`[2001:db8::2]:7`); a
+/// bare one is refused with that hint rather than misread.
+pub fn parse_sock_addr(s: &str) -> Result<SocketAddr, String> {
+    s.parse().map_err(|_| {
+        if !s.starts_with('[') && s.matches(':').count() > 1 {
+            format!("{s:?}: an IPv6 address takes brackets, as in [2001:db8::2]:7777")
+        } else {
+            format!("{s:?} is not ADDR:PORT")
+        }
+    })
+}
+
+/// The wildcard address of `peer`'s family (port 0): what a socket that talks to `peer`
+/// binds when no `--bind` is given. An IPv4 wildcard cannot reach an IPv6 peer.
+pub fn wildcard_for(peer: &SocketAddr) -> SocketAddr {
+    let ip = match peer.ip() {
+        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
+    SocketAddr::new(ip, 0)
+}
+
+/// A `--bind` address that can reach `peer`: the same family, or an error naming both.
+pub fn check_family(bind: &SocketAddr, peer: &SocketAddr) -> Result<(), String> {
+    if bind.is_ipv4() == peer.is_ipv4() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--bind {bind} and --target {peer} are not of the same address family"
+        ))
+    }
+}
 
 /// Percentile `p` (in thousandths of a percent: 50_000 is p50, 99_900 is p99.9) of
 /// `sorted` by the nearest-rank method: the smallest sample such that at least p% of
@@ -180,6 +216,32 @@ mod tests {
         assert!(j.contains("\"p50\": 12.3"), "{j}");
         assert!(j.contains("\"max\": 20.0"), "{j}");
         assert_eq!(j.matches('{').count(), j.matches('}').count());
+    }
+
+    #[test]
+    fn socket_addresses_of_both_families() {
+        let v4 = parse_sock_addr("10.9.0.2:7777").unwrap();
+        assert_eq!(v4, SocketAddr::from(([10, 9, 0, 2], 7777)));
+        let v6 = parse_sock_addr("[2001:db8:9::2]:7777").unwrap();
+        assert_eq!(v6.ip(), "2001:db8:9::2".parse::<IpAddr>().unwrap());
+        assert_eq!(v6.port(), 7777);
+        assert!(parse_sock_addr("[::]:0").unwrap().ip().is_unspecified());
+        let e = parse_sock_addr("2001:db8:9::2:7777").unwrap_err();
+        assert!(e.contains("brackets"), "{e}");
+        let e = parse_sock_addr("10.9.0.2").unwrap_err();
+        assert!(e.contains("not ADDR:PORT"), "{e}");
+        assert!(parse_sock_addr("[10.9.0.2]:7").is_err());
+    }
+
+    #[test]
+    fn wildcard_follows_the_peer_family() {
+        let v4 = parse_sock_addr("10.9.0.2:7777").unwrap();
+        let v6 = parse_sock_addr("[2001:db8:9::2]:7777").unwrap();
+        assert_eq!(wildcard_for(&v4).to_string(), "0.0.0.0:0");
+        assert_eq!(wildcard_for(&v6).to_string(), "[::]:0");
+        assert!(check_family(&wildcard_for(&v6), &v6).is_ok());
+        let e = check_family(&wildcard_for(&v4), &v6).unwrap_err();
+        assert!(e.contains("same address family"), "{e}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use udp_rr::args::{Args, Mode, USAGE};
-use udp_rr::Summary;
+use udp_rr::{check_family, parse_sock_addr, wildcard_for, Summary};
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -33,9 +33,20 @@ fn main() {
 }
 
 fn addr(a: &Args, key: &str) -> Result<SocketAddr, String> {
-    let v = a.required(key)?;
-    v.parse()
-        .map_err(|_| format!("--{key}: {v:?} is not ADDR:PORT"))
+    parse_sock_addr(a.required(key)?).map_err(|e| format!("--{key}: {e}"))
+}
+
+/// A socket for talking to `target`: bound to `--bind` (same family) or to the wildcard
+/// of `target`'s family, and connected.
+fn connected(a: &Args, target: SocketAddr) -> Result<UdpSocket, String> {
+    let bind = match a.str("bind") {
+        Some(_) => addr(a, "bind")?,
+        None => wildcard_for(&target),
+    };
+    check_family(&bind, &target)?;
+    let sock = io("bind", UdpSocket::bind(bind))?;
+    io("connect", sock.connect(target))?;
+    Ok(sock)
 }
 
 fn io<T>(what: &str, r: std::io::Result<T>) -> Result<T, String> {
@@ -106,9 +117,7 @@ fn client(a: &Args) -> Result<(), String> {
         size: a.num("size", 64usize)?.clamp(8, 65507),
         timeout: Duration::from_millis(a.num("timeout-ms", 200u64)?.max(1)),
     };
-    let bind = a.str("bind").unwrap_or("0.0.0.0:0");
-    let sock = io("bind", UdpSocket::bind(bind))?;
-    io("connect", sock.connect(target))?;
+    let sock = connected(a, target)?;
     io("set_read_timeout", sock.set_read_timeout(Some(cfg.timeout)))?;
     let (mut rtts, lost, seconds) = run_transactions(&sock, &cfg)?;
     let s = Summary::new(a.str("label").unwrap_or("run"), &mut rtts, lost, seconds);
@@ -194,8 +203,7 @@ fn flood(a: &Args) -> Result<(), String> {
         return Err("--rate must be > 0".into());
     }
     let end = deadline(a, 10.0)?;
-    let sock = io("bind", UdpSocket::bind("0.0.0.0:0"))?;
-    io("connect", sock.connect(target))?;
+    let sock = connected(a, target)?;
     let buf = vec![0u8; a.num("size", 64usize)?.clamp(1, 65507)];
     let (mut sent, mut failed) = (0u64, 0u64);
     let start = Instant::now();
