@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Builds the markdown table of scripts/bench/latency.sh from its per-row JSON files
-(udp_rr client --json) and logs: the seed's layout (labels x next hops, router beside
-Linux at the same number of hops), then the flood and backoff rows. Stdlib only.
+"""Builds the markdown tables of scripts/bench/latency.sh from its per-row JSON files
+(udp_rr client --json) and logs: every row (family x next hops x labels, router beside
+Linux at the same number of hops), the seed's layout (labels x next hops, trans/s per
+family), then the flood and backoff rows. Stdlib only.
+
+Row files: router-lL-nN / linux-hH-nN (IPv4), router6-lL-nN / linux6-hH-nN (IPv6).
 
     latency_table.py OUT_DIR FLOOD_RATE
 """
@@ -38,19 +41,55 @@ def log_line(out, name, pattern):
         return "?"
 
 
+FAMILIES = (("", "IPv4"), ("6", "IPv6"))
+
+
+def family_name(tag, name, labels):
+    """IPv6 over labels is 6PE (IPv6 pushed towards an IPv4 next hop, popped to IPv6)."""
+    return name + " (6PE)" if tag == "6" and labels else name
+
+
+def rows_of(out, tag, nh, labels):
+    """(router hops, router row, Linux row at the same hops) of one cell of the layout."""
+    hops = 1 if labels == 0 else 2
+    return (hops, load(out, "router%s-l%d-n%d" % (tag, labels, nh)),
+            load(out, "linux%s-h%d-n%d" % (tag, hops, nh)))
+
+
 def main_table(out):
-    rows = ["| labels | next hops | router hops | router trans/s | router RTT p50 / p99 / p99.9 µs"
-            " | Linux hops | Linux trans/s (unlabelled) | Linux RTT p50 / p99 / p99.9 µs | IPv6 |",
+    rows = ["| family | labels | next hops | router hops | router trans/s"
+            " | router RTT p50 / p99 / p99.9 µs | Linux hops | Linux trans/s (unlabelled)"
+            " | Linux RTT p50 / p99 / p99.9 µs |",
             "|---|---|---|---|---|---|---|---|---|"]
+    for tag, name in FAMILIES:
+        for nh in (1, 2):
+            for labels in (0, 1, 2):
+                hops, r, lx = rows_of(out, tag, nh, labels)
+                if r is None:
+                    continue
+                rows.append("| %s | %d | %d | %d | %s | %s | %d | %s | %s |"
+                            % tuple([family_name(tag, name, labels), labels, nh, hops]
+                                    + cells(r) + [hops] + cells(lx)))
+    return rows
+
+
+def rate(r):
+    return "–" if r is None else "%.0f" % r["trans_per_s"]
+
+
+def seed_table(out):
+    """The seed's shape: labels x next hops, transactions/s per family (router, and Linux
+    unlabelled at the same hops). Only cells the router measured in some family."""
+    rows = ["| labels | next hops | router IPv4 trans/s | router IPv6 trans/s"
+            " | Linux IPv4 trans/s | Linux IPv6 trans/s |",
+            "|---|---|---|---|---|---|"]
     for nh in (1, 2):
         for labels in (0, 1, 2):
-            hops = 1 if labels == 0 else 2
-            r = load(out, "router-l%d-n%d" % (labels, nh))
-            lx = load(out, "linux-h%d-n%d" % (hops, nh))
-            if r is None:
+            (_, r4, l4), (_, r6, l6) = (rows_of(out, t, nh, labels) for t, _ in FAMILIES)
+            if r4 is None and r6 is None:
                 continue
-            rows.append("| %d | %d | %d | %s | %s | %d | %s | %s | pending #20 |"
-                        % tuple([labels, nh, hops] + cells(r) + [hops] + cells(lx)))
+            rows.append("| %d | %d | %s | %s | %s | %s |"
+                        % (labels, nh, rate(r4), rate(r6), rate(l4), rate(l6)))
     return rows
 
 
@@ -80,10 +119,14 @@ def main():
         host = "; ".join(l.replace("latency: ", "") for l in f.read().split("\n") if l)
     any_row = next((load(out, n[:-5]) for n in sorted(os.listdir(out)) if n.endswith(".json")), None)
     secs = any_row["seconds"] if any_row else 0
-    print("udp_rr, 64-byte requests and responses, one outstanding, %.0f s per row. %s"
+    print("udp_rr, 64-byte requests and responses, one outstanding, %g s per row. %s"
           % (secs, host))
     print()
     print("\n".join(main_table(out)))
+    print()
+    print("The seed's layout (IPv6 with labels is 6PE; Linux unlabelled, same hops):")
+    print()
+    print("\n".join(seed_table(out)))
     extra = extra_rows(out, flood_rate)
     if extra:
         print()

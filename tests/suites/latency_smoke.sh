@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Proves scripts/bench/latency.sh works end to end: one quick run (the router with one
-# label over two hops, Linux over two hops), then checks that every row has transactions,
-# the router accounted for every mbuf, and nothing is left behind; then interrupts a
-# second run once its router is up and checks the trap removed its processes and
-# namespaces. Never asserts a latency: this box's figures are not a property of the code.
-# Takes ~15 s. Needs root; skipped otherwise.
+# Proves scripts/bench/latency.sh works end to end: one quick run of both families (the
+# router with one label over two hops, Linux over two hops; in IPv6 the router row is
+# 6PE), then checks that every row has transactions, the router accounted for every mbuf
+# in both, and nothing is left behind; then interrupts a second run (IPv4 only) once its
+# router is up and checks the trap removed its processes and namespaces. Never asserts a
+# latency: this box's figures are not a property of the code.
+# Takes ~20-25 s. Needs root; skipped otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "$(id -u)" != 0 ]; then echo "latency_smoke: SKIP (needs root)"; exit 0; fi
@@ -29,25 +30,43 @@ wait "$pid" || { cat "$out/run.log"; fail "latency.sh --quick exited $?"; }
 python3 - "$out/run" <<'PY' || { cat "$out/run.log"; exit 1; }
 import json, sys
 bad = []
-for row in ("router-l1-n1", "linux-h2-n1"):
+for row in ("router-l1-n1", "linux-h2-n1", "router6-l1-n1", "linux6-h2-n1"):
     try:
         r = json.load(open("%s/%s.json" % (sys.argv[1], row)))
     except (OSError, ValueError) as e:
         bad.append("%s: %s" % (row, e)); continue
     if not (r["transactions"] > 0 and r["trans_per_s"] > 0 and 0 < r["rtt_us"]["p50"] <= r["rtt_us"]["p99"] <= r["rtt_us"]["p999"]):
         bad.append("%s: %r" % (row, r))
+# The labelled rows cross the router twice each way (a->b, c->d and back): at least four
+# packets received per measured transaction (warm-up and ping add more).
+import re
+for row in ("router-l1-n1", "router6-l1-n1"):
+    try:
+        r = json.load(open("%s/%s.json" % (sys.argv[1], row)))
+        m = re.search(r"^workers: received (\d+)", open("%s/%s-router.log" % (sys.argv[1], row)).read(), re.M)
+    except (OSError, ValueError):
+        continue  # reported above
+    if not m or int(m.group(1)) < 4 * r["transactions"]:
+        bad.append("%s: the router received %s packets for %d transactions" % (row, m and m.group(1), r["transactions"]))
 for b in bad:
     print("latency_smoke: FAIL: %s" % b)
 sys.exit(1 if bad else 0)
 PY
-grep -q "mbufs not returned to the pool: 0" "$out/run/router-l1-n1-router.log" \
-  || fail "the router did not account for every mbuf"
-grep -q "^| 1 | 1 | 2 | [0-9]" "$out/run/table.md" || fail "no table row: $(cat "$out/run/table.md")"
+for r in router-l1-n1 router6-l1-n1; do
+  grep -q "mbufs not returned to the pool: 0" "$out/run/$r-router.log" \
+    || fail "the router did not account for every mbuf ($r)"
+done
+# The IPv6 router row is 6PE: IPv6 routes pushed with a label.
+grep -q "push: \[100\]" "$out/run/router6-l1-n1-routes.yaml" \
+  && grep -q '^ipv6:' "$out/run/router6-l1-n1-routes.yaml" || fail "router6-l1-n1 is not a 6PE row"
+for f in "IPv4" "IPv6 (6PE)"; do
+  grep -qF "| $f | 1 | 1 | 2 | " "$out/run/table.md" || fail "no $f table row: $(cat "$out/run/table.md")"
+done
 [ -z "$(left_behind "$out/run" "$pid")" ] || fail "left behind: $(left_behind "$out/run" "$pid")"
-echo "latency_smoke: quick run measured both rows and cleaned up"
+echo "latency_smoke: quick run measured the IPv4 and IPv6 rows and cleaned up"
 
 # Interrupted once the router is up: the trap must stop it and delete the namespaces.
-scripts/bench/latency.sh --quick --no-build --out "$out/int" > "$out/int.log" 2>&1 &
+scripts/bench/latency.sh --quick --no-build --family ipv4 --out "$out/int" > "$out/int.log" 2>&1 &
 pid=$!
 for _ in $(seq 300); do
   grep -qs "tables: generation" "$out/int/router-l1-n1-router.log" && break
