@@ -322,9 +322,15 @@ measure() { # name family [flood]
       > "$OUT/$name-flood.log" 2>&1 &
     PIDS+=($!)
   fi
-  in_ns "$C" taskset -c 0 "$RR" client --target "$srv:7777" --bind "$cli:0" \
+  # In the background and waited for: a SIGTERM interrupts `wait` at once (a foreground
+  # command would hold the trap back until the row ends).
+  ip netns exec "$C" taskset -c 0 "$RR" client --target "$srv:7777" --bind "$cli:0" \
     --duration "$DURATION" --warmup "$WARMUP" --label "$name" --json "$OUT/$name.json" \
-    | tee "$OUT/$name-client.log"
+    > "$OUT/$name-client.log" 2>&1 &
+  local client=$!
+  PIDS+=("$client")
+  wait "$client" || { cat "$OUT/$name-client.log" >&2; die "$name: the client failed"; }
+  cat "$OUT/$name-client.log"
   if [ "$flood" != 0 ]; then
     for _ in $(seq 100); do grep -q datagrams "$OUT/$name-sink.log" 2>/dev/null && break; sleep 0.1; done
     cat "$OUT/$name-flood.log" "$OUT/$name-sink.log"

@@ -75,6 +75,12 @@ done
 grep -qs "tables: generation" "$out/int/router-l1-n1-router.log" \
   || { cat "$out/int.log"; fail "the second run's router never came up"; }
 kill -TERM "$pid"
-wait "$pid" || true
+t0=$(date +%s)
+rc=0
+wait "$pid" || rc=$?
+# It stopped (the trap's status, no table) within a few seconds, not at the run's end.
+[ "$rc" = 130 ] || { cat "$out/int.log"; fail "latency.sh exited $rc after SIGTERM (want 130)"; }
+[ ! -e "$out/int/table.md" ] || fail "the run went on to its table after SIGTERM"
+[ $(($(date +%s) - t0)) -le 10 ] || fail "latency.sh took $(($(date +%s) - t0)) s to stop"
 [ -z "$(left_behind "$out/int" "$pid")" ] || fail "left behind after SIGTERM: $(left_behind "$out/int" "$pid")"
 echo "latency_smoke: SIGTERM mid-run cleaned up its router and namespaces"
