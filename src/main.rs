@@ -14,7 +14,7 @@ const LONG_VERSION: &str = concat!(
     env!("MPLSROUTER_DPDK_VERSION"),
 );
 
-/// A DPDK-based MPLS/IPv4 label-switching router (LSR and LER).
+/// A DPDK-based MPLS/IP label-switching router (LSR and LER), IPv4 and IPv6 (6PE).
 #[derive(Parser, Debug)]
 #[command(name = "mplsrouter", version, long_version = LONG_VERSION, about, long_about = None)]
 struct Cli {
@@ -30,7 +30,8 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Write a traffic scenario to a pcap file (and the routes that forward it).
     GenTraffic(cmd::gen_traffic::GenTrafficArgs),
-    /// Compare the IPv4 lookup of our Lpm4 with DPDK's rte_lpm on the same table and keys.
+    /// Compare our LPM with DPDK's on the same table and keys: Lpm4 with rte_lpm, or
+    /// (--family ipv6) Lpm6 with rte_lpm6 and rte_fib6.
     BenchLookup(cmd::bench_lookup::BenchLookupArgs),
     /// Print a running router's counters as a table, read from its /metrics endpoint.
     Stats(cmd::stats::StatsArgs),
