@@ -2,7 +2,8 @@
 //! (one address, a family, paging), `show table` and `show neighbors` checked against the
 //! routes file below, and `lookup` of each replayed IPv6 frame (native, 6PE, PHP to an
 //! IPv6 neighbour) agreeing byte for byte with what the data path sent on `out`; `trace`
-//! and `capture` with IPv6 filters on a replay mixing both families, decoded by tshark.
+//! and `capture` with IPv6 filters on a replay mixing both families, decoded by tshark,
+//! a traced solicitation answered by the slow path.
 #![forbid(unsafe_code)]
 
 mod common;
@@ -200,6 +201,8 @@ fn mixed() -> Vec<(&'static str, Vec<u8>)> {
     }
     .build();
     vec![
+        // A solicitation for the router's address on `in`, which it answers.
+        ("ns", common::frames6::ns("2001:db8::7", "2001:db8::1")),
         ("native", native),
         ("6pe", six_pe),
         ("php", php),
@@ -263,6 +266,26 @@ fn check_traces(sock: &Path) {
     for (kind, _) in traced(sock, "not ip6", "6") {
         assert_eq!(kind, "v4");
     }
+    // The slow path says what it did with a solicitation (answered; or, under the
+    // replay's flood, dropped or not seen): retried until one is answered.
+    let mut answered = false;
+    for _ in 0..5 {
+        for (kind, p) in traced(sock, "icmp6 and dst ff02::1:ff00:0/104", "5") {
+            assert_eq!(kind, "ns");
+            let s = p
+                .slow_path
+                .expect("a punted solicitation's slow-path outcome");
+            assert!(
+                ["ndp_answered", "dropped", "not_seen"].contains(&s.action.as_str()),
+                "{s:?}"
+            );
+            answered |= s.action == "ndp_answered";
+        }
+        if answered {
+            break;
+        }
+    }
+    assert!(answered, "no traced solicitation was answered");
     let out = cli(&[
         "trace",
         "--filter",
@@ -302,7 +325,13 @@ fn check_captures(dir: &TempDir, sock: &Path) {
     for x in captured(sock, &pcap, &rx("ip6 and not mpls"), &fields) {
         assert_eq!(x.get("eth.type"), "0x86dd", "{x:?}");
         assert!(
-            ["2001:db8:100::5", "2001:db8:400::5", "2001:db8:100::7"].contains(&x.get("ipv6.dst")),
+            [
+                "2001:db8:100::5",
+                "2001:db8:400::5",
+                "2001:db8:100::7",
+                "ff02::1:ff00:1",
+            ]
+            .contains(&x.get("ipv6.dst")),
             "{x:?}"
         );
     }

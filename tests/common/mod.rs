@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod ctl;
+pub mod frames6;
 pub mod oracles;
 pub mod router;
 #[allow(unused_imports)]
