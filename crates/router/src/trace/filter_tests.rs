@@ -334,3 +334,43 @@ fn ipv6_ports_and_protocol_past_extension_headers() {
     assert!(!Filter::parse("udp").unwrap().matches(short));
     assert!(!Filter::parse("ip6").unwrap().matches(&plain[..14 + 39]));
 }
+
+/// The workers test untrusted bytes: every cut of well-formed frames, and random bytes
+/// behind each ethertype the filter reads, are tested without a panic.
+#[test]
+fn never_panics_on_cut_or_random_frames() {
+    let every = Filter::parse(
+        "host 2001:db8::/32 and host 10.0.0.0/8 and label 5 and udp and port 53 and ip6",
+    )
+    .unwrap();
+    let ports = Filter::parse("not sport 1 and not dport 2 and not icmp6").unwrap();
+    let v6 = udp6("2001:db8::1", "2001:db8::2", 1, 2, &[7, 8]);
+    let frames = [
+        with_ext(v6.clone(), 22, &[(0, 8), (43, 16), (44, 8), (60, 8)]),
+        with_ext(udp6("::1", "::2", 1, 2, &[]), 14, &[(51, 12)]),
+        udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, &[5]),
+    ];
+    for f in &frames {
+        for n in 0..=f.len() {
+            let _ = (every.matches(&f[..n]), ports.matches(&f[..n]));
+        }
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..20_000 {
+        let mut f = vec![0u8; 14 + (i % 160)];
+        for b in f.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        let et: [u8; 2] = [[0x86, 0xdd], [0x08, 0x00], [0x88, 0x47], [0x81, 0x00]][i % 4];
+        f[12..14].copy_from_slice(&et);
+        if et == [0x86, 0xdd] && f.len() > 21 {
+            // IPv6 with an extension header (or an upper layer) next, to walk.
+            f[14] = 0x60 | (f[14] & 0xf);
+            f[20] = [0, 43, 44, 60, 51, 17, 6][i % 7];
+        }
+        let _ = (every.matches(&f), ports.matches(&f));
+    }
+}
