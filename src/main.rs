@@ -14,7 +14,7 @@ const LONG_VERSION: &str = concat!(
     env!("MPLSROUTER_DPDK_VERSION"),
 );
 
-/// A DPDK-based MPLS/IPv4 label-switching router (LSR and LER).
+/// A DPDK-based MPLS/IP label-switching router (LSR and LER), IPv4 and IPv6 (6PE).
 #[derive(Parser, Debug)]
 #[command(name = "mplsrouter", version, long_version = LONG_VERSION, about, long_about = None)]
 struct Cli {
@@ -30,7 +30,8 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Write a traffic scenario to a pcap file (and the routes that forward it).
     GenTraffic(cmd::gen_traffic::GenTrafficArgs),
-    /// Compare the IPv4 lookup of our Lpm4 with DPDK's rte_lpm on the same table and keys.
+    /// Compare our LPM with DPDK's on the same table and keys: Lpm4 with rte_lpm, or
+    /// (--family ipv6) Lpm6 with rte_lpm6 and rte_fib6.
     BenchLookup(cmd::bench_lookup::BenchLookupArgs),
     /// Print a running router's counters as a table, read from its /metrics endpoint.
     Stats(cmd::stats::StatsArgs),
@@ -46,8 +47,9 @@ enum Command {
     Capture(cmd::capture::CaptureArgs),
 }
 
-/// Package-build commands, added to the parser hidden and absent from `Cli::command()`,
-/// which is what the man pages and completions are generated from.
+// Package-build commands, added to the parser hidden and absent from `Cli::command()`,
+// which is what the man pages and completions are generated from. (Not a doc comment:
+// clap would make it the `about` of the whole parser, over `Cli`'s.)
 #[derive(Subcommand, Debug)]
 enum BuildCommand {
     /// Write the man pages into DIR.
@@ -67,8 +69,13 @@ pub fn build_info() -> router::metrics::BuildInfo {
     }
 }
 
+/// The parser: `Cli` with the hidden package-build commands.
+fn parser() -> clap::Command {
+    BuildCommand::augment_subcommands(Cli::command())
+}
+
 fn main() {
-    let matches = BuildCommand::augment_subcommands(Cli::command()).get_matches();
+    let matches = parser().get_matches();
     let cli = match BuildCommand::from_arg_matches(&matches) {
         Ok(BuildCommand::GenerateMan(a)) => exit(cmd::generate::man(Cli::command(), a)),
         Ok(BuildCommand::GenerateCompletions(a)) => {
@@ -118,6 +125,16 @@ fn error_text(chain: impl Iterator<Item = String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::error_text;
+
+    #[test]
+    fn top_level_help_is_the_routers() {
+        let help = super::parser().render_help().to_string();
+        assert!(
+            help.starts_with("DPDK-based MPLS/IP label-switching router"),
+            "{help}"
+        );
+        assert!(help.contains("IPv6"), "{help}");
+    }
 
     fn text(chain: &[&str]) -> String {
         error_text(chain.iter().map(|s| s.to_string()))

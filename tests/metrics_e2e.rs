@@ -93,8 +93,13 @@ fn other_families(dir: &TempDir, v6: u16, mpls: u16, other: u16) {
 /// Frames of in.pcap by family, as tshark dissects them (the oracle for
 /// `mplsrouter_received_packets_total`).
 fn families_in_pcap(dir: &TempDir) -> BTreeMap<&'static str, f64> {
+    families_of(&dir.path("in.pcap"))
+}
+
+/// Frames of `pcap` by family (ethertype), as tshark dissects them.
+fn families_of(pcap: &std::path::Path) -> BTreeMap<&'static str, f64> {
     let mut n = BTreeMap::from([("ipv4", 0.0), ("ipv6", 0.0), ("mpls", 0.0), ("other", 0.0)]);
-    for d in tshark(&dir.path("in.pcap"), &["eth.type"]) {
+    for d in tshark(pcap, &["eth.type"]) {
         let fam = match d.list("eth.type").first().map(String::as_str) {
             Some("0x0800") => "ipv4",
             Some("0x86dd") => "ipv6",
@@ -192,7 +197,10 @@ fn series_bound(text: &str, ports: usize, workers: usize) -> (usize, BTreeMap<St
                 "reason" => reasons + router::RuntimeDrop::ALL.len(),
                 "result" => 2,
                 "direction" => 2,
-                "family" if fam == "mplsrouter_received_packets_total" => {
+                "family"
+                    if fam == "mplsrouter_received_packets_total"
+                        || fam == "mplsrouter_forwarded_packets_total" =>
+                {
                     net::pipeline::Family::COUNT
                 }
                 "family" => 2, // ipv4, ipv6
@@ -360,6 +368,10 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
         let series = format!("mplsrouter_received_packets_total{{worker=\"1\",family=\"{fam}\"}}");
         assert_eq!(value(&scrape, &series), *n, "{series}");
     }
+    // Forwarded by family: checked against out.pcap once the router is stopped.
+    let sent = router.scrape_until("the forwarded are sent", Duration::from_secs(5), |s| {
+        value(s, "mplsrouter_port_tx_packets_total{port=\"out\"}") == 106.0
+    });
 
     let out = Command::new(bin())
         .args(["stats", "--url", &url])
@@ -382,6 +394,7 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
     for (fam, n) in &families {
         assert_eq!(row(&table, "Received by family", fam)[1], n.to_string());
     }
+
     assert_eq!(row(&table, "Drops by reason", "no_route")[1], "20");
     assert_eq!(row(&table, "Drops by reason", "no_label")[1], "5");
     assert_eq!(
@@ -420,6 +433,15 @@ fn stats_prints_the_live_counters_and_explains_an_unreachable_endpoint() {
 
     let (status, log) = router.stop(Duration::from_secs(15));
     assert!(status.success(), "router failed:\n{log}");
+    // What tshark finds on `out`, by ethertype (no route here changes a packet's
+    // family: no push, no PHP).
+    let forwarded = families_of(&dir.path("out.pcap"));
+    assert_eq!(forwarded.values().sum::<f64>(), 106.0, "{forwarded:?}");
+    for (fam, n) in &forwarded {
+        let series = format!("mplsrouter_forwarded_packets_total{{worker=\"1\",family=\"{fam}\"}}");
+        assert_eq!(value(&sent, &series), *n, "{series}");
+        assert_eq!(row(&table, "Forwarded by family", fam)[1], n.to_string());
+    }
     let out = Command::new(bin())
         .args(["stats", "--url", &url])
         .output()

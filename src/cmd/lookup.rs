@@ -15,18 +15,19 @@ use super::show::render;
 pub struct LookupArgs {
     #[command(flatten)]
     pub socket: SocketArgs,
-    /// IPv4 destination (under --label: the payload's destination).
+    /// IPv4 or IPv6 destination (under --label: the payload's destination).
     pub address: Option<String>,
     /// Send the packet with this top label.
     #[arg(long)]
     pub label: Option<u32>,
-    /// The flow the ECMP hash sees: SRC,DST,PROTO,SPORT,DPORT (DST overrides ADDRESS).
+    /// The flow the ECMP hash sees: SRC,DST,PROTO,SPORT,DPORT (DST overrides ADDRESS;
+    /// both addresses of one family).
     #[arg(long)]
     pub flow: Option<String>,
     /// Receiving port (default: the first).
     #[arg(long)]
     pub in_port: Option<String>,
-    /// IPv4 (and label) TTL, default 64.
+    /// IPv4 TTL or IPv6 hop limit (and the label's TTL), default 64.
     #[arg(long)]
     pub ttl: Option<u8>,
 }

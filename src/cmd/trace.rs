@@ -27,8 +27,10 @@ pub struct TraceArgs {
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
     /// Only packets that pass EXPR: `TERM [and TERM]...`, a TERM being `[not]` one of
-    /// `dst|src|host A.B.C.D[/N]`, `label L`, `proto udp|tcp|icmp|N`, `udp`, `tcp`,
-    /// `icmp`, `port|sport|dport N`, `mpls`, `ip`, `arp`.
+    /// `dst|src|host|net ADDR[/N]` (IPv4 or IPv6), `label L`,
+    /// `proto udp|tcp|icmp|icmp6|N`, `udp`, `tcp`, `icmp`, `icmp6`, `port|sport|dport N`,
+    /// `mpls`, `ip`, `ip6`, `arp`. IPv4 and IPv6 are matched plain or under labels; IPv6
+    /// protocol and ports are read past extension headers.
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
 }

@@ -2,6 +2,8 @@
 //! prefix, bounded run time, no process left behind.
 #![allow(dead_code)]
 
+pub mod ctl;
+pub mod frames6;
 pub mod oracles;
 pub mod router;
 #[allow(unused_imports)]

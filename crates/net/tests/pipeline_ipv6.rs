@@ -651,7 +651,8 @@ fn originated_ipv6_is_routed_without_checks_or_decrement() {
 
 /// `process_burst_counted` counts every packet once under the family its frame carries,
 /// whichever path (label, IPv4, IPv6 fast loops or the stages) decides it, over bursts
-/// longer than a chunk and whichever family comes first. The oracle is what was fed.
+/// longer than a chunk and whichever family comes first; and noting the packets not
+/// forwarded leaves the forwarded ones of each family. The oracle is what was fed.
 #[test]
 fn received_packets_are_counted_once_by_family() {
     use net::pipeline::{Family, FamilyCounts};
@@ -664,7 +665,7 @@ fn received_packets_are_counted_once_by_family() {
     let swap = mpls(&[(100, 0, 64)], &[0x45; 40]);
     let unknown_label = mpls(&[(999, 0, 64)], &[0x45; 40]); // staged
     let arp = eth(0x0806, &[0; 28]);
-    let mut vlan = eth(0x8100, &[0, 5, 0x08, 0x00]);
+    let mut vlan = eth(0x8100, &[0, 5, 0x08, 0x00]); // IPv4 where tags are accepted
     vlan.extend_from_slice(&Ip4::new([10, 9, 9, 9], [198, 51, 100, 7]).bytes());
     let truncated = vec![0u8; 10];
     let fed = [
@@ -679,18 +680,28 @@ fn received_packets_are_counted_once_by_family() {
         (Family::Other, vlan, 1),
         (Family::Other, truncated, 1),
     ];
-    let p = net::pipeline::Pipeline::new(PipelineConfig::default(), local6());
-    for rotate in 0..fed.len() {
+    for (rotate, accept_vlan) in (0..fed.len()).zip([false, true].into_iter().cycle()) {
+        let cfg = PipelineConfig {
+            accept_vlan,
+            ..PipelineConfig::default()
+        };
+        let p = net::pipeline::Pipeline::new(cfg, local6());
         // Interleaved, 3 rounds (96 packets: two chunks), starting with another family.
         let mut frames = Vec::new();
+        let mut fams = Vec::new();
         let mut want = [0u64; Family::COUNT];
         for _ in 0..3 {
             for k in 0..fed.len() {
                 let (fam, f, n) = &fed[(k + rotate) % fed.len()];
+                let fam = match (f.get(12..14) == Some(&[0x81, 0][..]), accept_vlan) {
+                    (true, true) => Family::Ipv4,
+                    _ => *fam,
+                };
                 for _ in 0..*n {
                     frames.push(VecBuf::new(f));
+                    fams.push(fam);
                 }
-                want[*fam as usize] += *n as u64;
+                want[fam as usize] += *n as u64;
             }
         }
         let mut verdicts = vec![Verdict::Forward { port: u16::MAX }; frames.len()];
@@ -702,6 +713,24 @@ fn received_packets_are_counted_once_by_family() {
         assert!(verdicts.contains(&Verdict::Forward { port: 1 }));
         assert!(verdicts.iter().any(|v| matches!(v, Verdict::Drop(_))));
         assert!(verdicts.iter().any(|v| matches!(v, Verdict::SlowPath(_))));
+        // The family of each packet not forwarded, as the worker reads it, is the one
+        // it was counted under.
+        let (mut forwarded, mut unforwarded) = ([0u64; Family::COUNT], [0u64; Family::COUNT]);
+        for ((f, v), fam) in frames.iter().zip(&verdicts).zip(&fams) {
+            match v {
+                Verdict::Forward { .. } => forwarded[*fam as usize] += 1,
+                _ => {
+                    assert_eq!(Family::of_unforwarded(f.data(), *v), *fam, "{v:?}");
+                    unforwarded[*fam as usize] += 1;
+                }
+            }
+        }
+        let got: [u64; Family::COUNT] =
+            std::array::from_fn(|i| counts.received[i] - unforwarded[i]);
+        assert_eq!(
+            got, forwarded,
+            "rotation {rotate}, accept_vlan {accept_vlan}"
+        );
     }
 }
 

@@ -4,9 +4,9 @@
 //! relaxed load and a relaxed store (plain moves, no locked read-modify-write: it is the
 //! only writer); readers sum snapshots at report or scrape time.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
-use net::pipeline::{DropReason, Family};
+use net::pipeline::{DropReason, Family, FamilyCounts};
 
 /// Room for the drop reasons: the pipeline's ([`DropReason`], by index) then the
 /// runtime's own ([`RuntimeDrop`]).
@@ -125,6 +125,11 @@ pub struct WorkerCounters {
     pub drops: [AtomicU64; MAX_DROP_REASONS],
     /// Packets the pipeline decided, by [`Family`] index (published once per poll).
     pub received_by_family: [AtomicU64; Family::COUNT],
+    /// Of those, the ones dropped or punted, by the family they were received as; bumped
+    /// before `received_by_family` in a poll, and only in a poll that had some.
+    pub unforwarded_by_family: [AtomicU64; Family::COUNT],
+    /// Forwarded by family as last read ([`WorkerCounters::snapshot`]: never lower).
+    forwarded_seen: [AtomicU64; Family::COUNT],
     /// Non-empty bursts received.
     pub bursts: AtomicU64,
     /// Non-empty bursts by size bucket ([`BURST_BUCKETS`]), not cumulative.
@@ -137,6 +142,26 @@ pub struct WorkerCounters {
     pub idle_cycles: AtomicU64,
 }
 
+/// A poll's packets not forwarded (dropped, punted), by [`Family`] index as received.
+pub type Unforwarded = [u64; Family::COUNT];
+
+/// Publishes a poll's packets by family: the dropped and punted ones (if any) before the
+/// received, so that a reader that sees a poll's received sees its not forwarded too
+/// ([`WorkerCounters::forwarded_by_family`]). Per poll, never per packet.
+#[inline(always)]
+pub fn bump_families(c: &WorkerCounters, f: &FamilyCounts, unforwarded: &Unforwarded) {
+    if *unforwarded != [0; Family::COUNT] {
+        for (c, &n) in c.unforwarded_by_family.iter().zip(unforwarded) {
+            bump(c, n);
+        }
+        // A compiler barrier on x86-64: orders the stores above before those below.
+        fence(Release);
+    }
+    for (c, &n) in c.received_by_family.iter().zip(&f.received) {
+        bump(c, n);
+    }
+}
+
 /// Adds `n` to a counter that only the calling thread writes.
 #[inline(always)]
 pub fn bump(c: &AtomicU64, n: u64) {
@@ -144,6 +169,19 @@ pub fn bump(c: &AtomicU64, n: u64) {
 }
 
 impl WorkerCounters {
+    /// Forwarded packets by family: received less not forwarded, the received read
+    /// first (a poll's not forwarded are published before its received, so the
+    /// difference is never above the truth), and never lower than a previous read.
+    pub fn forwarded_by_family(&self) -> [u64; Family::COUNT] {
+        let received: [u64; Family::COUNT] =
+            std::array::from_fn(|i| self.received_by_family[i].load(Relaxed));
+        fence(Acquire);
+        std::array::from_fn(|i| {
+            let f = received[i].saturating_sub(self.unforwarded_by_family[i].load(Relaxed));
+            self.forwarded_seen[i].fetch_max(f, Relaxed).max(f)
+        })
+    }
+
     /// Zeroed counters for the worker on `lcore`.
     pub fn new(lcore: u32) -> WorkerCounters {
         WorkerCounters {
@@ -158,6 +196,8 @@ impl WorkerCounters {
             punt_overflow_control: AtomicU64::new(0),
             drops: [const { AtomicU64::new(0) }; MAX_DROP_REASONS],
             received_by_family: [const { AtomicU64::new(0) }; Family::COUNT],
+            unforwarded_by_family: [const { AtomicU64::new(0) }; Family::COUNT],
+            forwarded_seen: [const { AtomicU64::new(0) }; Family::COUNT],
             bursts: AtomicU64::new(0),
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
             busy_cycles: AtomicU64::new(0),
@@ -179,6 +219,7 @@ impl WorkerCounters {
             punt_overflow_control: self.punt_overflow_control.load(Relaxed),
             drops: std::array::from_fn(|i| self.drops[i].load(Relaxed)),
             received_by_family: std::array::from_fn(|i| self.received_by_family[i].load(Relaxed)),
+            forwarded_by_family: self.forwarded_by_family(),
             bursts: self.bursts.load(Relaxed),
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
             busy_cycles: self.busy_cycles.load(Relaxed),
@@ -202,6 +243,8 @@ pub struct WorkerTotals {
     pub drops: [u64; MAX_DROP_REASONS],
     /// Packets the pipeline decided, by [`Family`] index.
     pub received_by_family: [u64; Family::COUNT],
+    /// Of those, the ones forwarded, by [`Family`] index.
+    pub forwarded_by_family: [u64; Family::COUNT],
     pub bursts: u64,
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
     pub busy_cycles: u64,
@@ -223,6 +266,7 @@ impl Default for WorkerTotals {
             punt_overflow_control: 0,
             drops: [0; MAX_DROP_REASONS],
             received_by_family: [0; Family::COUNT],
+            forwarded_by_family: [0; Family::COUNT],
             bursts: 0,
             burst_sizes: [0; BURST_BUCKETS.len()],
             busy_cycles: 0,
@@ -250,6 +294,13 @@ impl WorkerTotals {
             .received_by_family
             .iter_mut()
             .zip(&o.received_by_family)
+        {
+            *a += b;
+        }
+        for (a, b) in self
+            .forwarded_by_family
+            .iter_mut()
+            .zip(&o.forwarded_by_family)
         {
             *a += b;
         }
@@ -285,6 +336,27 @@ impl WorkerTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forwarded_by_family_is_received_less_not_forwarded_and_never_falls() {
+        let c = WorkerCounters::new(1);
+        let f = FamilyCounts {
+            received: [10, 4, 6, 1],
+        };
+        bump_families(&c, &f, &[2, 0, 6, 1]);
+        assert_eq!(c.snapshot().forwarded_by_family, [8, 4, 0, 0]);
+        // A poll with nothing dropped publishes the received alone.
+        let f = FamilyCounts {
+            received: [1, 1, 0, 0],
+        };
+        bump_families(&c, &f, &[0; Family::COUNT]);
+        assert_eq!(c.forwarded_by_family(), [9, 5, 0, 0]);
+        // A torn read (not forwarded seen ahead of their received) never lowers it.
+        bump(&c.unforwarded_by_family[0], 3);
+        assert_eq!(c.forwarded_by_family(), [9, 5, 0, 0]);
+        bump(&c.received_by_family[0], 5);
+        assert_eq!(c.forwarded_by_family(), [11, 5, 0, 0]);
+    }
 
     #[test]
     fn counters_are_cache_line_aligned_and_sum() {

@@ -15,9 +15,11 @@ use std::sync::Arc;
 use crossbeam_channel::Receiver;
 use dpdk::{Burst, Mbuf, TxBuffer, BURST_MAX};
 use net::packet::PacketBuf;
-use net::pipeline::{DropReason, FamilyCounts, PuntReason, Verdict};
+use net::pipeline::{DropReason, Family, FamilyCounts, PuntReason, Verdict};
 
-use crate::counters::{bump, burst_bucket, RuntimeDrop, WorkerCounters};
+use crate::counters::{
+    bump, bump_families, burst_bucket, RuntimeDrop, Unforwarded, WorkerCounters,
+};
 use crate::idle::{Backoff, IdleStep};
 use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
@@ -140,6 +142,7 @@ impl<F: Forwarder> Worker<F> {
         self.forwarder.begin_iteration();
         let mut got_any = false;
         let mut families = FamilyCounts::default();
+        let mut unforwarded: Unforwarded = [0; Family::COUNT];
         for i in 0..self.rx.len() {
             let (port, dev, queue) = self.rx[i];
             let n = dpdk::rx_burst_max(dev, queue, &mut s.rx, s.burst_size);
@@ -171,13 +174,17 @@ impl<F: Forwarder> Worker<F> {
             }
             bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
             self.punt.begin_burst(t0);
-            self.dispatch(port, &mut s.rx, &s.verdicts[..n], &mut s.drops);
+            self.dispatch(
+                port,
+                &mut s.rx,
+                &s.verdicts[..n],
+                &mut s.drops,
+                &mut unforwarded,
+            );
             s.drops.free_all();
         }
         if got_any {
-            for (c, &n) in c.received_by_family.iter().zip(&families.received) {
-                bump(c, n);
-            }
+            bump_families(c, &families, &unforwarded);
         }
         self.take_injected();
         flush_all(&mut self.tx, c);
@@ -185,9 +192,17 @@ impl<F: Forwarder> Worker<F> {
     }
 
     /// Moves each mbuf of a decided burst to its TX buffer, the drop burst or the slow
-    /// path, counting each under its outcome.
+    /// path, counting each under its outcome; a dropped or punted one is also noted by
+    /// family (forwarded ones are counted by family as the received less those).
     #[inline]
-    fn dispatch(&mut self, port: u16, rx: &mut Burst, verdicts: &[Verdict], drops: &mut Burst) {
+    fn dispatch(
+        &mut self,
+        port: u16,
+        rx: &mut Burst,
+        verdicts: &[Verdict],
+        drops: &mut Burst,
+        unforwarded: &mut Unforwarded,
+    ) {
         let c = &*self.counters;
         // The rule under load: the whole burst leaves by one port. One pass over the
         // verdicts, one copy of the pointers, one counter.
@@ -202,6 +217,9 @@ impl<F: Forwarder> Worker<F> {
         let (mut dropped, mut slow, mut overflow, mut overflow_control) = (0u64, 0u64, 0u64, 0u64);
         for (m, v) in rx.drain().zip(verdicts.iter()) {
             match *v {
+                // A packet sent to a port this runtime lacks (never expected) was
+                // rewritten: its family as received is not known here, so it stays in
+                // the forwarded by family.
                 Verdict::Forward { port } => match self.tx.get_mut(port as usize) {
                     Some(t) => t.push(m),
                     None => {
@@ -211,31 +229,35 @@ impl<F: Forwarder> Worker<F> {
                 },
                 Verdict::Drop(r) => {
                     dropped += 1;
+                    not_forwarded(unforwarded, m.data(), *v);
                     push_drop(drops, m, c, r.index())
                 }
                 // Admitted (or dropped in the worker: neighbour incomplete, over budget)
                 // before anything is built for the hand-off.
-                Verdict::SlowPath(reason) => match self.punt.admit(reason, port, m.data()) {
-                    Err(why) => {
-                        dropped += 1;
-                        push_drop(drops, m, c, why.index())
-                    }
-                    Ok(class) => {
-                        let p = Punted {
-                            mbuf: m,
-                            reason,
-                            in_port: port,
-                        };
-                        match self.punt.send(class, p) {
-                            Ok(()) => slow += 1,
-                            Err(p) => {
-                                overflow += 1;
-                                overflow_control += (class == PuntClass::Control) as u64;
-                                drop(p);
+                Verdict::SlowPath(reason) => {
+                    not_forwarded(unforwarded, m.data(), *v);
+                    match self.punt.admit(reason, port, m.data()) {
+                        Err(why) => {
+                            dropped += 1;
+                            push_drop(drops, m, c, why.index())
+                        }
+                        Ok(class) => {
+                            let p = Punted {
+                                mbuf: m,
+                                reason,
+                                in_port: port,
+                            };
+                            match self.punt.send(class, p) {
+                                Ok(()) => slow += 1,
+                                Err(p) => {
+                                    overflow += 1;
+                                    overflow_control += (class == PuntClass::Control) as u64;
+                                    drop(p);
+                                }
                             }
                         }
                     }
-                },
+                }
             }
         }
         let fwd = n - dropped - slow - overflow;
@@ -279,6 +301,14 @@ impl<F: Forwarder> Worker<F> {
             bump(&c.drops[RuntimeDrop::InjectUnknownPort.index()], unknown);
         }
     }
+}
+
+/// Notes a dropped or punted packet by the family it was received as: out of line, so
+/// that the dispatch loop's forward arm keeps its registers.
+#[cold]
+#[inline(never)]
+fn not_forwarded(unforwarded: &mut Unforwarded, data: &[u8], v: Verdict) {
+    unforwarded[Family::of_unforwarded(data, v) as usize] += 1;
 }
 
 /// The egress port when every verdict forwards to the same one.

@@ -46,6 +46,8 @@ pub struct Snapshot {
     pub drops: Vec<(String, f64)>,
     /// Received packets by family, summed over workers (none from an older router).
     pub families: Vec<(String, f64)>,
+    /// Forwarded packets by the family they were received as (likewise).
+    pub forwarded: Vec<(String, f64)>,
     pub fib: [f64; 9],
     pub reloads_ok: f64,
     pub reloads_error: f64,
@@ -148,13 +150,17 @@ impl Snapshot {
                 (r, v)
             })
             .collect();
-        let families = label_values(e, "mplsrouter_received_packets_total", "family")
-            .into_iter()
-            .map(|f| {
-                let v = sum(e, "mplsrouter_received_packets_total", &[("family", &f)]);
-                (f, v)
-            })
-            .collect();
+        let by_family = |m: &str| -> Vec<(String, f64)> {
+            label_values(e, m, "family")
+                .into_iter()
+                .map(|f| {
+                    let v = sum(e, m, &[("family", &f)]);
+                    (f, v)
+                })
+                .collect()
+        };
+        let families = by_family("mplsrouter_received_packets_total");
+        let forwarded = by_family("mplsrouter_forwarded_packets_total");
         let icmp_sent = label_values(e, "mplsrouter_icmp_sent_total", "type")
             .into_iter()
             .map(|t| {
@@ -169,6 +175,7 @@ impl Snapshot {
             workers,
             drops,
             families,
+            forwarded,
             // `+ 0.0`: a sum over no series is -0, shown as 0 (an older router).
             fib: FIB.map(|(_, m)| match m.split_once("{family=") {
                 Some((name, f)) => sum(e, name, &[("family", f.trim_end_matches('}'))]) + 0.0,
@@ -334,21 +341,22 @@ pub fn render(cur: &Snapshot, prev: Option<(&Snapshot, f64)>, now_unix: f64) -> 
         &rows,
     );
 
-    let rows: Vec<Vec<String>> = cur
-        .families
-        .iter()
-        .map(|(f, v)| {
-            let p = prev.and_then(|(s, _)| s.families.iter().find(|x| &x.0 == f).map(|x| x.1));
-            vec![f.clone(), int(*v), rate(*v, p)]
-        })
-        .collect();
-    if !rows.is_empty() {
-        table(
-            &mut out,
-            "Received by family",
-            &["family", "packets", "Mpps"],
-            &rows,
-        );
+    type Of = fn(&Snapshot) -> &Vec<(String, f64)>;
+    let by_family: [(&str, Of); 2] = [
+        ("Received by family", |s| &s.families),
+        ("Forwarded by family", |s| &s.forwarded),
+    ];
+    for (title, of) in by_family {
+        let rows: Vec<Vec<String>> = of(cur)
+            .iter()
+            .map(|(f, v)| {
+                let p = prev.and_then(|(s, _)| of(s).iter().find(|x| &x.0 == f).map(|x| x.1));
+                vec![f.clone(), int(*v), rate(*v, p)]
+            })
+            .collect();
+        if !rows.is_empty() {
+            table(&mut out, title, &["family", "packets", "Mpps"], &rows);
+        }
     }
 
     let rows: Vec<Vec<String>> = cur

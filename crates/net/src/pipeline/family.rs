@@ -1,11 +1,18 @@
 //! Packets received by address family (IPv4, IPv6, MPLS, other), for the per-family
-//! metrics.
+//! metrics, and of those the ones forwarded.
 //!
 //! The counts are kept per chunk where the fast paths already sort packets (the lengths
 //! of their queues), and per packet only on the staged path, which reads the ethertype
-//! anyway: the fast paths must never pay a per-packet instruction for them.
+//! anyway: the fast paths must never pay a per-packet instruction for them. Forwarded
+//! packets are never counted one by one either: they are the received ones less those
+//! not forwarded (drops and punts, whose frames stay as received), which the caller
+//! counts where it handles them, by [`Family::of_unforwarded`].
 
-use crate::wire::ethernet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_MPLS};
+use super::{DropReason, Verdict};
+use crate::wire::be16;
+use crate::wire::ethernet::{
+    ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_MPLS, ETHERTYPE_VLAN, HEADER_LEN, VLAN_TAG_LEN,
+};
 
 /// The family of a received frame, by its ethertype (after an 802.1Q tag the pipeline
 /// accepts; tagged frames it refuses, and truncated ones, are `Other`).
@@ -43,6 +50,29 @@ impl Family {
             ETHERTYPE_MPLS => Family::Mpls,
             _ => Family::Other,
         }
+    }
+
+    /// The family the pipeline counted a packet under that it did not forward (its
+    /// verdict a drop or a punt, its frame as received), from the frame and the verdict:
+    /// the ethertype after a tag, `Other` for a frame too short for its headers, a tag
+    /// refused, or a tagged frame for another host (the rule of the stages' classify).
+    #[inline]
+    pub fn of_unforwarded(data: &[u8], v: Verdict) -> Family {
+        if data.len() < HEADER_LEN {
+            return Family::Other;
+        }
+        let et = be16(data, HEADER_LEN - 2);
+        if et != ETHERTYPE_VLAN {
+            return Family::of(et);
+        }
+        let refused = matches!(
+            v,
+            Verdict::Drop(DropReason::VlanTagged | DropReason::OtherHost)
+        );
+        if refused || data.len() < HEADER_LEN + VLAN_TAG_LEN {
+            return Family::Other;
+        }
+        Family::of(be16(data, HEADER_LEN + 2))
     }
 }
 

@@ -329,13 +329,14 @@ pub struct TracedPacket {
 /// What the slow path did with a punted packet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlowPathView {
-    /// `arp_answered`, `arp_accepted`, `echo_replied`, `icmp_error_sent`,
+    /// `arp_answered`, `arp_accepted`, `ndp_answered`, `ndp_accepted`, `echo_replied`,
+    /// `icmp_error_sent`,
     /// `rate_limited`, `queued_for_resolution`, `reply_queued_for_resolution`,
     /// `sent_to_control_interface`, `transmitted`, `consumed`, `dropped`, or
     /// `not_seen` (the slow path did not report it before the trace ended).
     pub action: String,
-    /// The drop reason (the `/metrics` slow-path drop label), the ICMP type, or
-    /// `arp_request_sent`.
+    /// The drop reason (the `/metrics` slow-path drop label), the ICMP type,
+    /// `arp_request_sent` or `neighbor_solicitation_sent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }

@@ -3,7 +3,7 @@
 //! records in, the decisions named as `lookup` names them, with the received headers
 //! spelled out).
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
 use net::fib::Fib;
@@ -103,11 +103,35 @@ pub fn headers(f: &[u8]) -> Vec<String> {
                 break;
             }
         }
-    } else if ty != 0x0800 {
-        return out;
     }
+    let version = match ty {
+        0x8847 => f.get(at).map_or(0, |v| v >> 4),
+        0x0800 => 4,
+        0x86dd => 6,
+        _ => 0,
+    };
+    match version {
+        4 => ipv4_lines(f, at, &mut out),
+        6 => ipv6_lines(f, at, &mut out),
+        _ => {}
+    }
+    out
+}
+
+fn ports_line(proto: u8, p: Option<&[u8]>, out: &mut Vec<String>) {
+    if let (6 | 17, Some(p)) = (proto, p) {
+        out.push(format!(
+            "{} {} > {}",
+            if proto == 6 { "tcp" } else { "udp" },
+            u16::from_be_bytes([p[0], p[1]]),
+            u16::from_be_bytes([p[2], p[3]])
+        ));
+    }
+}
+
+fn ipv4_lines(f: &[u8], at: usize, out: &mut Vec<String>) {
     let Some(ip) = f.get(at..at + 20).filter(|ip| ip[0] >> 4 == 4) else {
-        return out;
+        return;
     };
     let addr = |o: usize| Ipv4Addr::new(ip[o], ip[o + 1], ip[o + 2], ip[o + 3]);
     out.push(format!(
@@ -119,15 +143,35 @@ pub fn headers(f: &[u8]) -> Vec<String> {
         u16::from_be_bytes([ip[2], ip[3]])
     ));
     let l4 = at + usize::from(ip[0] & 0xf) * 4;
-    if let (6 | 17, Some(p)) = (ip[9], f.get(l4..l4 + 4)) {
-        out.push(format!(
-            "{} {} > {}",
-            if ip[9] == 6 { "tcp" } else { "udp" },
-            u16::from_be_bytes([p[0], p[1]]),
-            u16::from_be_bytes([p[2], p[3]])
-        ));
+    ports_line(ip[9], f.get(l4..l4 + 4), out);
+}
+
+/// The fixed header, and the ports past the extension headers (the wire module's
+/// bounded walk; a later fragment has none).
+fn ipv6_lines(f: &[u8], at: usize, out: &mut Vec<String>) {
+    use net::wire::ipv6::{Ipv6Packet, HEADER_LEN};
+    let Some(h) = f.get(at..at + HEADER_LEN).map(Ipv6Packet::new_unchecked) else {
+        return;
+    };
+    if h.version() != 6 {
+        return;
     }
-    out
+    out.push(format!(
+        "ipv6 {} > {} next {} hlim {} len {}",
+        Ipv6Addr::from(h.src_addr()),
+        Ipv6Addr::from(h.dst_addr()),
+        h.next_header(),
+        h.hop_limit(),
+        h.payload_len()
+    ));
+    let rest = &f[at + HEADER_LEN..];
+    let payload = &rest[..usize::from(h.payload_len()).min(rest.len())];
+    if let Ok(u) = net::wire::ipv6_ext::walk(h.next_header(), payload) {
+        let l4 = payload
+            .get(u.offset..u.offset + 4)
+            .filter(|_| u.has_header());
+        ports_line(u.protocol, l4, out);
+    }
 }
 
 /// Names the decisions of each traced packet against `fib` (the table now, normally
@@ -224,6 +268,44 @@ mod tests {
         assert!(filter(None).unwrap().is_empty());
         let e = filter(Some("label")).unwrap_err();
         assert!(e.starts_with("filter: "), "{e}");
+    }
+
+    #[test]
+    fn ipv6_headers_are_spelled_out_plain_and_labelled() {
+        let spec = traffic::Frame6Spec {
+            src_port: 1001,
+            dst_port: 53,
+            ..traffic::Frame6Spec::default()
+        };
+        assert_eq!(
+            headers(&spec.build())[1..],
+            [
+                "ipv6 2001:db8:ffff::1 > 2001:db8:1000::1 next 17 hlim 64 len 8",
+                "udp 1001 > 53"
+            ]
+        );
+        // Labelled, with a destination-options header before the UDP header.
+        let mut f = traffic::Frame6Spec {
+            labels: vec![(1000, 0, 9)],
+            ..spec
+        }
+        .build();
+        f[18 + 6] = 60;
+        f[18 + 5] += 8;
+        f.splice(58..58, [17, 0, 1, 4, 0, 0, 0, 0]);
+        assert_eq!(
+            headers(&f)[1..],
+            [
+                "mpls label 1000 tc 0 ttl 9 bos",
+                "ipv6 2001:db8:ffff::1 > 2001:db8:1000::1 next 60 hlim 64 len 16",
+                "udp 1001 > 53"
+            ]
+        );
+        assert_eq!(
+            headers(&f[..57]).len(),
+            2,
+            "a cut IPv6 header is not spelled out"
+        );
     }
 
     #[test]

@@ -211,6 +211,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &["worker", "family"],
     ),
     (
+        "mplsrouter_forwarded_packets_total",
+        "Packets the data path forwarded (queued for transmission), by the family they were received as (ipv4, ipv6, mpls, other).",
+        MetricType::COUNTER,
+        &["worker", "family"],
+    ),
+    (
         "mplsrouter_drops_total",
         "Packets dropped by the data path, by reason.",
         MetricType::COUNTER,
@@ -525,14 +531,25 @@ impl RouterCollector {
             }
             out.push(f.f);
         }
-        let mut families = self.fam("mplsrouter_received_packets_total");
-        for (w, t) in &snaps {
-            for f in AddrFamily::ALL {
-                let n = t.received_by_family[f as usize] as f64;
-                families = families.counter(&[("worker", w), ("family", f.as_str())], n);
+        type ByFamily = fn(&WorkerTotals) -> &[u64; AddrFamily::COUNT];
+        let by_family: [(&str, ByFamily); 2] = [
+            ("mplsrouter_received_packets_total", |t| {
+                &t.received_by_family
+            }),
+            ("mplsrouter_forwarded_packets_total", |t| {
+                &t.forwarded_by_family
+            }),
+        ];
+        for (name, get) in by_family {
+            let mut families = self.fam(name);
+            for (w, t) in &snaps {
+                for f in AddrFamily::ALL {
+                    let n = get(t)[f as usize] as f64;
+                    families = families.counter(&[("worker", w), ("family", f.as_str())], n);
+                }
             }
+            out.push(families.f);
         }
-        out.push(families.f);
         let mut cpp = self.fam("mplsrouter_worker_cycles_per_packet");
         let mut drops = self.fam("mplsrouter_drops_total");
         let mut hist = self.fam("mplsrouter_worker_burst_size");

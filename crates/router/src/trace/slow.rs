@@ -1,5 +1,5 @@
-//! What the slow path did with a traced packet it was punted: answered an ARP request,
-//! replied to an echo, sent an ICMP error, was rate limited, queued the packet for a
+//! What the slow path did with a traced packet it was punted: answered an ARP request or
+//! a neighbour solicitation, replied to an echo (IPv4 or IPv6), sent an ICMP error, was rate limited, queued the packet for a
 //! resolution, sent it to the control interface, or dropped it (why).
 //!
 //! The slow path calls [`SlowTap::begin`] and [`SlowTap::end`] around each packet; while
@@ -17,7 +17,7 @@ use crossbeam_channel::{Receiver, Sender};
 use super::filter::{Filter, FilterCell};
 use super::{TraceTap, QUEUE, SNAP};
 use crate::ctlsock::NeighborBoard;
-use crate::metrics::{ControlStats, IcmpKind, SlowDrop};
+use crate::metrics::{ControlStats, IcmpKind, NdpCount, SlowDrop};
 
 /// What happened to one punted packet (`action`, and the drop reason or detail).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +128,8 @@ pub struct Counts {
     pub dropped: [u64; SlowDrop::COUNT],
     pub icmp: [u64; IcmpKind::ALL.len()],
     pub up: u64,
+    /// NDP messages by [`NdpCount`].
+    pub ndp: [u64; NdpCount::ALL.len()],
 }
 
 impl Counts {
@@ -141,6 +143,7 @@ impl Counts {
             dropped: std::array::from_fn(|i| slow.dropped[i].load(Relaxed)),
             icmp: std::array::from_fn(|i| s.icmp_sent[i].load(Relaxed)),
             up: s.cpif.up.load(Relaxed),
+            ndp: std::array::from_fn(|i| slow.ndp[i].load(Relaxed)),
         }
     }
 }
@@ -151,6 +154,17 @@ fn is_arp(frame: &[u8]) -> bool {
         Some([0x81, 0x00]) => frame.get(16..18) == Some(&[0x08, 0x06]),
         _ => false,
     }
+}
+
+/// Whether `frame` is an NDP message (RFC 4861: ICMPv6 types 133-137 right after the
+/// fixed header, as NDP is sent), at most one tag.
+fn is_ndp(frame: &[u8]) -> bool {
+    let ip = match frame.get(12..14) {
+        Some([0x86, 0xdd]) => 14,
+        Some([0x81, 0x00]) if frame.get(16..18) == Some(&[0x86, 0xdd]) => 18,
+        _ => return false,
+    };
+    frame.get(ip + 6) == Some(&58) && frame.get(ip + 40).is_some_and(|t| (133..=137).contains(t))
 }
 
 /// What a packet did, from the counters before and after it.
@@ -175,7 +189,11 @@ pub fn outcome(frame: &[u8], a: &Counts, b: &Counts) -> Outcome {
         };
         return o(action, Some(k.as_str()));
     }
-    let asked = grew(a.generated, b.generated).then_some("arp_request_sent");
+    let ndp = |c: NdpCount| grew(a.ndp[c as usize], b.ndp[c as usize]);
+    let asked = match ndp(NdpCount::NsSent) {
+        true => Some("neighbor_solicitation_sent"),
+        false => grew(a.generated, b.generated).then_some("arp_request_sent"),
+    };
     if grew(a.held, b.held) {
         return match grew(a.handled, b.handled) {
             true => o("reply_queued_for_resolution", asked),
@@ -186,6 +204,12 @@ pub fn outcome(frame: &[u8], a: &Counts, b: &Counts) -> Outcome {
         return match grew(a.generated, b.generated) {
             true => o("arp_answered", None),
             false => o("arp_accepted", None),
+        };
+    }
+    if is_ndp(frame) {
+        return match ndp(NdpCount::NaSent) {
+            true => o("ndp_answered", None),
+            false => o("ndp_accepted", None),
         };
     }
     if grew(a.up, b.up) {
@@ -283,6 +307,7 @@ mod tests {
             dropped: [0; SlowDrop::COUNT],
             icmp: [0; IcmpKind::ALL.len()],
             up: 0,
+            ndp: [0; NdpCount::ALL.len()],
         }
     }
 
@@ -291,6 +316,12 @@ mod tests {
         let ip = vec![0u8; 60];
         let mut arp = vec![0u8; 60];
         arp[12..14].copy_from_slice(&[8, 6]);
+        let mut ns = vec![0u8; 86];
+        ns[12..14].copy_from_slice(&[0x86, 0xdd]);
+        ns[14 + 6] = 58;
+        ns[54] = 135;
+        let mut echo6 = ns.clone();
+        echo6[54] = 128;
         let a = zero();
         let with = |f: &dyn Fn(&mut Counts)| {
             let mut b = zero();
@@ -366,6 +397,43 @@ mod tests {
                 None,
             ),
             (&ip, zero(), "consumed", None),
+            (
+                &ns,
+                with(&|b| {
+                    b.handled = 1;
+                    b.generated = 1;
+                    b.up = 1;
+                    b.ndp[NdpCount::NsReceived as usize] = 1;
+                    b.ndp[NdpCount::NaSent as usize] = 1;
+                }),
+                "ndp_answered",
+                None,
+            ),
+            (
+                &ns,
+                with(&|b| {
+                    b.handled = 1;
+                    b.ndp[NdpCount::NsReceived as usize] = 1;
+                }),
+                "ndp_accepted",
+                None,
+            ),
+            (
+                &echo6,
+                with(&|b| {
+                    b.held = 1;
+                    b.generated = 1;
+                    b.ndp[NdpCount::NsSent as usize] = 1;
+                }),
+                "queued_for_resolution",
+                Some("neighbor_solicitation_sent"),
+            ),
+            (
+                &echo6,
+                with(&|b| b.up = 1),
+                "sent_to_control_interface",
+                None,
+            ),
         ];
         for (frame, b, action, detail) in cases {
             assert_eq!(outcome(frame, &a, &b), Outcome { action, detail }, "{b:?}");
