@@ -115,11 +115,9 @@ pub(crate) fn label<P: PacketBuf>(
                 return None;
             }
             let pad = data.len() - HEADER_LEN - LSE - total;
-            if pad > 0 {
-                let _ = pkt.trim(pad);
-            }
-            let _ = pkt.adj(LSE);
-            let d = pkt.data_mut();
+            // In one call: trim, adj and data_mut apart read the mbuf back after each
+            // write (docs/benchmarks.md, h-php).
+            let d = pkt.shrink(LSE, pad);
             d[..HEADER_LEN].copy_from_slice(adj.ethernet_template());
             set_ttl(&mut d[HEADER_LEN..], ttl);
             Some(Verdict::Forward { port: adj.port })

@@ -247,11 +247,7 @@ pub(crate) fn php<P: PacketBuf>(
         return None;
     }
     let pad = data.len() - end;
-    if pad > 0 {
-        let _ = pkt.trim(pad);
-    }
-    let _ = pkt.adj(LSE);
-    let d = pkt.data_mut();
+    let d = pkt.shrink(LSE, pad);
     // A datagram of 40 bytes or more follows (checked above).
     if let Some((eth, ip)) = d.split_first_chunk_mut::<HEADER_LEN>() {
         eth.copy_from_slice(adj.ethernet_template());
