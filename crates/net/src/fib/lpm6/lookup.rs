@@ -3,16 +3,20 @@
 //! A lookup reads the key's top entry, then one more entry of the same array: the dense
 //! entry under it, or (when the top entry is a value) the top entry again, chosen
 //! branch-free so that a burst runs without mispredictions. Only an entry that points at a
-//! Poptrie root (keys inside the /32s that hold longer prefixes) goes on. The batch takes a
-//! burst in passes: every key's second index, prefetching it (the top entries of a full
-//! view's announced space are a few hundred KiB, mostly cached); then every second entry,
-//! by then in cache or on its way, prefetching the Poptrie root of keys that go on; then
-//! the Poptrie walk one level per pass over the keys still inside it, prefetching each
-//! next node or leaf; then their leaves. The first two passes go in steps of four keys
-//! with a constant trip count, which the compiler unrolls (27 instructions per batched
-//! lookup of bench-lookup's keys, against 32 without).
+//! mini node (keys inside the /32s that hold longer prefixes) goes on: one direct read of
+//! the mini node, then, if that entry points at a Poptrie root, the Poptrie walk from bit
+//! 36 or 42. The batch takes a burst in passes: every key's second index, prefetching it
+//! (the top entries of a full view's announced space are a few hundred KiB, mostly
+//! cached); then every second entry, prefetching the mini entry of keys that go on; then
+//! the mini entries, prefetching the Poptrie roots; then the Poptrie walk one level per
+//! pass over the keys still inside it (those starting at bit 42 join at its pass),
+//! prefetching each next node or leaf; then their leaves. The first two passes go in steps
+//! of four keys with a constant trip count, which the compiler unrolls.
 
-use super::layout::{slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NODE, STRIDE};
+use super::layout::{
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NARROW_BITS, NODE, STRIDE, WIDE,
+    WIDE_BITS,
+};
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
 
@@ -37,6 +41,20 @@ fn second(top: &[u32; CHUNKS], k: u32) -> usize {
     select_unpredictable(t & NODE != 0, dense, i)
 }
 
+/// Bits of the mini node dense entry `e` points at.
+#[inline(always)]
+fn mini_bits(e: u32) -> u32 {
+    select_unpredictable(e & WIDE != 0, WIDE_BITS, NARROW_BITS)
+}
+
+/// The index in `mini` of the entry `addr` reads under dense entry `e`, whose mini node
+/// has `bits` bits.
+#[inline(always)]
+fn mini_index(e: u32, addr: u128, bits: u32) -> usize {
+    let bits32 = (addr >> 64) as u32; // address bits 32-64
+    ((e & !(NODE | WIDE)) + (bits32 >> (32 - bits))) as usize
+}
+
 /// One Poptrie step at node `n`, depth `d`: `Ok(child index)` or `Err(leaf index)`.
 #[inline(always)]
 fn step(n: &Node, addr: u128, d: u32) -> Result<u32, u32> {
@@ -53,17 +71,20 @@ fn step(n: &Node, addr: u128, d: u32) -> Result<u32, u32> {
 #[inline]
 pub(super) fn lookup(a: &Arrays, addr: u128) -> u32 {
     let e = a.direct[second(a.top(), hi32(addr))];
-    if e & NODE != 0 {
-        walk(a, e & !NODE, addr)
-    } else {
-        e
+    if e & NODE == 0 {
+        return e;
     }
+    let bits = mini_bits(e);
+    let m = a.mini[mini_index(e, addr, bits)];
+    if m & NODE == 0 {
+        return m;
+    }
+    walk(a, m & !NODE, addr, DENSE_END + bits)
 }
 
-/// The Poptrie walk from root node `i` (at the end of the dense level) to a leaf.
+/// The Poptrie walk from root node `i` (at depth `d`, under a mini node) to a leaf.
 #[inline]
-fn walk(a: &Arrays, mut i: u32, addr: u128) -> u32 {
-    let mut d = DENSE_END;
+fn walk(a: &Arrays, mut i: u32, addr: u128, mut d: u32) -> u32 {
     loop {
         match step(&a.nodes[i as usize], addr, d) {
             Ok(child) => (i, d) = (child, d + STRIDE),
@@ -122,41 +143,88 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
             *at = i as u32;
         }
     }
-    let (mut cur, mut walk, mut nw) = ([0u32; BURST], [0u8; BURST], 0);
+    // Keys under a narrow and under a wide mini node: `cur` is their mini index.
+    let mut cur = [0u32; BURST];
+    let (mut narrow, mut nn) = ([0u8; BURST], 0);
+    let (mut wide, mut nwide) = ([0u8; BURST], 0);
     for (c, (out, at)) in out.chunks_mut(UNROLL).zip(at.chunks(UNROLL)).enumerate() {
         for (j, (o, &at)) in out.iter_mut().zip(at).enumerate() {
             let e = a.direct[at as usize];
             if e & NODE != 0 {
                 let i = c * UNROLL + j;
-                cur[i] = e & !NODE;
-                prefetch(&a.nodes[cur[i] as usize]);
-                walk[nw] = i as u8;
-                nw += 1;
+                let bits = mini_bits(e);
+                let m = mini_index(e, keys[i], bits);
+                prefetch(a.mini.as_ptr().wrapping_add(m));
+                cur[i] = m as u32;
+                // Branch-free: written to both lists, counted in one.
+                let w = e & WIDE != 0;
+                narrow[nn] = i as u8;
+                wide[nwide] = i as u8;
+                nn += usize::from(!w);
+                nwide += usize::from(w);
             }
             // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
             *o = e.wrapping_sub(1);
         }
     }
-    if nw > 0 {
-        poptrie_burst(a, keys, &mut cur, &mut walk[..nw], out);
+    if nn + nwide > 0 {
+        let nn = mini_pass(a, &mut cur, &mut narrow, nn, out);
+        let nwide = mini_pass(a, &mut cur, &mut wide, nwide, out);
+        if nn + nwide > 0 {
+            poptrie_burst(a, keys, &mut cur, (&mut narrow, nn), &wide[..nwide], out);
+        }
     }
 }
 
-/// The Poptrie walk of the keys `walk` (indices into `keys`), whose root nodes are in
-/// `cur`: one level per pass, prefetching each next node or leaf; then every leaf into
-/// `out`.
+/// Reads the mini entries of the keys `keys[..n]` (indices; `cur` holds their mini
+/// index): a value goes to `out`, a Poptrie root to `cur`, its node prefetched, and the
+/// key stays in `keys`; returns how many did.
+#[inline(always)]
+fn mini_pass(
+    a: &Arrays,
+    cur: &mut [u32; BURST],
+    keys: &mut [u8; BURST],
+    n: usize,
+    out: &mut [u32],
+) -> usize {
+    let mut still = 0;
+    for j in 0..n {
+        let i = keys[j] as usize;
+        let m = a.mini[cur[i] as usize];
+        if m & NODE != 0 {
+            cur[i] = m & !NODE;
+            prefetch(&a.nodes[cur[i] as usize]);
+            keys[still] = i as u8;
+            still += 1;
+        } else {
+            out[i] = m.wrapping_sub(1);
+        }
+    }
+    still
+}
+
+/// The Poptrie walk of the keys `walk` (indices into `keys`, roots at bit 36) and `late`
+/// (roots at bit 42), whose root nodes are in `cur`: one level per pass, prefetching each
+/// next node or leaf; then every leaf into `out`.
 #[inline(always)]
 fn poptrie_burst(
     a: &Arrays,
     keys: &[u128],
     cur: &mut [u32; BURST],
-    walk: &mut [u8],
+    (walk, mut nw): (&mut [u8; BURST], usize),
+    late: &[u8],
     out: &mut [u32],
 ) {
     let (mut done, mut nd) = ([0u8; BURST], 0);
-    let mut nw = walk.len();
-    let mut d = DENSE_END;
-    while nw > 0 {
+    let mut d = DENSE_END + NARROW_BITS;
+    loop {
+        if d == DENSE_END + WIDE_BITS {
+            walk[nw..nw + late.len()].copy_from_slice(late);
+            nw += late.len();
+        }
+        if nw == 0 && d >= DENSE_END + WIDE_BITS {
+            break;
+        }
         let mut still = 0;
         for j in 0..nw {
             let i = walk[j] as usize;
