@@ -10,8 +10,8 @@
 //! cached); then every second entry, prefetching the mini entry of keys that go on; then
 //! the mini entries, prefetching the Poptrie roots; then the Poptrie walk one level per
 //! pass over the keys still inside it (those starting at bit 42 join at its pass),
-//! prefetching each next node or leaf; then their leaves. The first two passes go in steps
-//! of four keys with a constant trip count, which the compiler unrolls.
+//! branch-free, prefetching each next node or leaf; then their leaves. The first two
+//! passes go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
     slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NARROW_BITS, NODE, STRIDE, WIDE,
@@ -47,11 +47,11 @@ fn mini_bits(e: u32) -> u32 {
     select_unpredictable(e & WIDE != 0, WIDE_BITS, NARROW_BITS)
 }
 
-/// The index in `mini` of the entry `addr` reads under dense entry `e`, whose mini node
-/// has `bits` bits.
+/// The index in `mini` of the entry a key whose top 64 bits are `hi` reads under dense
+/// entry `e`, whose mini node has `bits` bits.
 #[inline(always)]
-fn mini_index(e: u32, addr: u128, bits: u32) -> usize {
-    let bits32 = (addr >> 64) as u32; // address bits 32-64
+fn mini_index(e: u32, hi: u64, bits: u32) -> usize {
+    let bits32 = hi as u32; // address bits 32-64
     ((e & !(NODE | WIDE)) + (bits32 >> (32 - bits))) as usize
 }
 
@@ -75,7 +75,7 @@ pub(super) fn lookup(a: &Arrays, addr: u128) -> u32 {
         return e;
     }
     let bits = mini_bits(e);
-    let m = a.mini[mini_index(e, addr, bits)];
+    let m = a.mini[mini_index(e, (addr >> 64) as u64, bits)];
     if m & NODE == 0 {
         return m;
     }
@@ -134,11 +134,16 @@ unsafe fn lookup_batch_popcnt(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     let out = &mut out[..keys.len()];
     let top = a.top();
-    let mut at = [0u32; BURST];
+    let (mut at, mut hi) = ([0u32; BURST], [0u64; BURST]);
     // In fours: the inner loops have a constant trip count, which the compiler unrolls.
-    for (at, keys) in at.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)) {
-        for (at, &k) in at.iter_mut().zip(keys) {
-            let i = second(top, hi32(k));
+    for ((at, hi), keys) in at
+        .chunks_mut(UNROLL)
+        .zip(hi.chunks_mut(UNROLL))
+        .zip(keys.chunks(UNROLL))
+    {
+        for ((at, hi), &k) in at.iter_mut().zip(hi).zip(keys) {
+            *hi = (k >> 64) as u64;
+            let i = second(top, (*hi >> 32) as u32);
             prefetch(a.direct.as_ptr().wrapping_add(i));
             *at = i as u32;
         }
@@ -153,7 +158,7 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
             if e & NODE != 0 {
                 let i = c * UNROLL + j;
                 let bits = mini_bits(e);
-                let m = mini_index(e, keys[i], bits);
+                let m = mini_index(e, hi[i], bits);
                 prefetch(a.mini.as_ptr().wrapping_add(m));
                 cur[i] = m as u32;
                 // Branch-free: written to both lists, counted in one.
@@ -171,6 +176,7 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
         let nn = mini_pass(a, &mut cur, &mut narrow, nn, out);
         let nwide = mini_pass(a, &mut cur, &mut wide, nwide, out);
         if nn + nwide > 0 {
+            let keys = (keys, &hi);
             poptrie_burst(a, keys, &mut cur, (&mut narrow, nn), &wide[..nwide], out);
         }
     }
@@ -205,11 +211,12 @@ fn mini_pass(
 
 /// The Poptrie walk of the keys `walk` (indices into `keys`, roots at bit 36) and `late`
 /// (roots at bit 42), whose root nodes are in `cur`: one level per pass, prefetching each
-/// next node or leaf; then every leaf into `out`.
+/// next node or leaf; then every leaf into `out`. Bits up to 64 come from `hi` (each key's
+/// top 64 bits), deeper ones from `keys`.
 #[inline(always)]
 fn poptrie_burst(
     a: &Arrays,
-    keys: &[u128],
+    (keys, hi): (&[u128], &[u64; BURST]),
     cur: &mut [u32; BURST],
     (walk, mut nw): (&mut [u8; BURST], usize),
     late: &[u8],
@@ -225,29 +232,67 @@ fn poptrie_burst(
         if nw == 0 && d >= DENSE_END + WIDE_BITS {
             break;
         }
-        let mut still = 0;
-        for j in 0..nw {
-            let i = walk[j] as usize;
-            match step(&a.nodes[cur[i] as usize], keys[i], d) {
-                Ok(child) => {
-                    cur[i] = child;
-                    prefetch(&a.nodes[child as usize]);
-                    walk[still] = i as u8;
-                    still += 1;
-                }
-                Err(leaf) => {
-                    cur[i] = leaf;
-                    prefetch(&a.leaves[leaf as usize]);
-                    done[nd] = i as u8;
-                    nd += 1;
-                }
-            }
-        }
-        nw = still;
+        let mut level = Level {
+            a,
+            cur: &mut *cur,
+            walk: &mut *walk,
+            done: &mut done,
+            nd,
+        };
+        nw = if d + STRIDE <= 64 {
+            level.pass(nw, |i| ((!hi[i] << d) >> (64 - STRIDE)) as u32)
+        } else {
+            level.pass(nw, |i| 63 - slot(keys[i], d))
+        };
+        nd = level.nd;
         d += STRIDE;
     }
     for &i in &done[..nd] {
-        let i = i as usize;
+        let i = i as usize % BURST;
         out[i] = a.leaves[cur[i] as usize].wrapping_sub(1);
+    }
+}
+
+/// One level of the batched Poptrie walk.
+struct Level<'a, 'b> {
+    a: &'a Arrays,
+    /// Each key's node (or, once done, leaf) index.
+    cur: &'b mut [u32; BURST],
+    /// Keys still walking.
+    walk: &'b mut [u8; BURST],
+    /// Keys at a leaf, and how many.
+    done: &'b mut [u8; BURST],
+    nd: usize,
+}
+
+impl Level<'_, '_> {
+    /// Steps the keys `walk[..nw]`, branch-free (a burst of random keys would mispredict
+    /// child or leaf): `flip(i)` is 63 less key `i`'s slot at this level, the shift that
+    /// puts the slot's bit on top, so that its popcount counts the bits up to it. Returns
+    /// how many went on to a child.
+    #[inline(always)]
+    fn pass(&mut self, nw: usize, flip: impl Fn(usize) -> u32) -> usize {
+        let (nodes, leaves) = (&self.a.nodes, &self.a.leaves);
+        let mut still = 0;
+        for j in 0..nw.min(BURST) {
+            let i = self.walk[j] as usize % BURST;
+            let n = &nodes[self.cur[i] as usize];
+            let sh = flip(i);
+            let vector = n.vector << sh;
+            let child = (vector as i64) < 0;
+            let set = select_unpredictable(child, vector, n.leafvec << sh);
+            let base = select_unpredictable(child, n.base_child, n.base_leaf);
+            let next = base + set.count_ones() - 1;
+            self.cur[i] = next;
+            let node = nodes.as_ptr().wrapping_add(next as usize).cast::<u8>();
+            let leaf = leaves.as_ptr().wrapping_add(next as usize).cast::<u8>();
+            prefetch(select_unpredictable(child, node, leaf));
+            // Written to both lists, counted in one.
+            self.walk[still % BURST] = i as u8;
+            self.done[self.nd % BURST] = i as u8;
+            still += usize::from(child);
+            self.nd += usize::from(!child);
+        }
+        still
     }
 }
