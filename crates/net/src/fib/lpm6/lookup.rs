@@ -74,6 +74,13 @@ pub(super) fn lookup(a: &Arrays, addr: u128) -> u32 {
     if e & NODE == 0 {
         return e;
     }
+    below_dense(a, e, addr)
+}
+
+/// The rest of a single lookup whose dense entry `e` points at a mini node: kept out of
+/// line, so that the common case (a value in the top or dense entry) keeps its registers.
+#[inline(never)]
+fn below_dense(a: &Arrays, e: u32, addr: u128) -> u32 {
     let bits = mini_bits(e);
     let m = a.mini[mini_index(e, (addr >> 64) as u64, bits)];
     if m & NODE == 0 {
