@@ -288,3 +288,34 @@ proptest! {
         check(&bulk, &edge_keys(&r), |k| r.lookup(k));
     }
 }
+
+/// A /32 whose count of longer prefixes crosses the wide mini node's threshold (16) both
+/// ways, one insert or remove at a time, with prefixes ending at and around bits 36 and 42
+/// (the narrow and wide mini nodes' ends) and below.
+#[test]
+fn a_slash32_crossing_the_wide_threshold_stays_right() {
+    let mut lpm = Lpm6::new();
+    let mut r = ScanRef6::default();
+    let base = 0x2001_0db8u128 << 96;
+    let (a, l) = p("2001:db8::/32");
+    lpm.insert(a, l, 1);
+    r.insert(a, l, 1);
+    let lens = [
+        33u8, 36, 37, 41, 42, 43, 47, 48, 48, 49, 54, 64, 36, 42, 48, 128, 40, 44, 48,
+    ];
+    let mut added = Vec::new();
+    for (i, &len) in lens.iter().enumerate() {
+        // Spread over bits 32-48 so that some share a mini slot and some do not.
+        let a = base | (((i as u128 * 0x1357) & 0xffff) << 80) | ((i as u128) << 60);
+        lpm.insert(a, len, 10 + i as u32);
+        r.insert(a, len, 10 + i as u32);
+        added.push((a, len));
+        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+    }
+    let bulk = Lpm6::from_prefixes(r.0.iter().copied());
+    check(&bulk, &edge_keys(&r), |k| r.lookup(k));
+    for (a, len) in added.into_iter().rev() {
+        assert_eq!(lpm.remove(a, len), r.remove(a, len));
+        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
+    }
+}

@@ -4,8 +4,12 @@
 //! `direct` is one array: the `CHUNKS` top entries (bits 0-18), then dense nodes of
 //! `DENSE` entries (bits 18-32). A top entry is an encoded value, or `NODE | o` where `o`
 //! is the offset in `direct` of its chunk's dense node (a multiple of `DENSE`, so a key's
-//! entry is `o | bits 18-32`). A dense entry is an encoded value or `NODE | n`, the
-//! Poptrie root `nodes[n]` for bits 32 and on. A Poptrie node covers 6 bits: bit `j` of
+//! entry is `o | bits 18-32`). A dense entry is an encoded value or `NODE | o` (`| WIDE`),
+//! `o` the offset in `mini` of the /32's mini node: 16 entries for bits 32-36 (one cache
+//! line), or 1,024 for bits 32-42 (`WIDE`, a /32 with `WIDE_MIN` longer prefixes or more).
+//! Either way the Poptrie under it starts at bit 36 or 42, so a /48 ends in the node at
+//! bit 42 (two steps, or one), not at bit 44 (three from bit 32). A mini entry is an
+//! encoded value or `NODE | n`, the Poptrie root `nodes[n]`. A Poptrie node covers 6 bits: bit `j` of
 //! `vector` says slot `j` has a child (at `base_child + rank`), otherwise the slot's leaf
 //! is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec` starts a run of
 //! equal leaves (children are skipped, so runs continue across them). Every value is
@@ -25,8 +29,19 @@ pub(super) const DENSE_BITS: u32 = DENSE_END - TOP_BITS;
 pub(super) const DENSE: usize = 1 << DENSE_BITS;
 /// Bits per Poptrie node.
 pub(super) const STRIDE: u32 = 6;
-/// Entry flag: the rest is a dense offset (top entries) or a Poptrie node index.
+/// Entry flag: the rest is a dense offset (top entries), a mini offset (dense entries)
+/// or a Poptrie node index (mini entries).
 pub(super) const NODE: u32 = 1 << 31;
+/// Dense entry flag beside `NODE`: the mini node is wide.
+pub(super) const WIDE: u32 = 1 << 30;
+/// Bits of a narrow and of a wide mini node.
+pub(super) const NARROW_BITS: u32 = 4;
+pub(super) const WIDE_BITS: u32 = 10;
+/// A wide node's Poptrie starts one node below a narrow one's, so a burst's walks keep
+/// to one depth per pass.
+const _: () = assert!(WIDE_BITS == NARROW_BITS + STRIDE);
+/// Prefixes longer than /32 inside a /32 from which its mini node is wide.
+pub(super) const WIDE_MIN: usize = 16;
 /// Garbage allowed before a relayout, beyond the live part (entries, nodes or leaves).
 const SLACK: usize = 1 << 16;
 
@@ -52,8 +67,8 @@ pub(super) fn chunk_of(addr: u128) -> usize {
     (addr >> (128 - TOP_BITS)) as usize
 }
 
-/// Space a chunk's subtree takes: dense entries, Poptrie nodes, leaves.
-type Cost = [usize; 3];
+/// Space a chunk's subtree takes: dense entries, Poptrie nodes, leaves, mini entries.
+type Cost = [usize; 4];
 
 /// A chunk with a subtree: what it takes, and the value it inherited from the prefixes
 /// of /18 or shorter (leaf-pushed into it).
@@ -69,6 +84,10 @@ pub(super) struct Arrays {
     pub direct: Vec<u32>,
     pub nodes: Vec<Node>,
     pub leaves: Vec<u32>,
+    /// Mini nodes (bits 32-36 or 32-42).
+    pub mini: Vec<u32>,
+    /// Mini nodes in `mini`, garbage included.
+    mini_nodes: usize,
     /// The chunks with a subtree.
     chunks: BTreeMap<usize, Chunk>,
     live: Cost,
@@ -82,8 +101,10 @@ impl Arrays {
             direct: top,
             nodes: Vec::new(),
             leaves: Vec::new(),
+            mini: Vec::new(),
+            mini_nodes: 0,
             chunks: BTreeMap::new(),
-            live: [0; 3],
+            live: [0; 4],
         }
     }
 
@@ -100,24 +121,26 @@ impl Arrays {
             self.direct.len() - CHUNKS,
             self.nodes.len(),
             self.leaves.len(),
+            self.mini.len(),
         ]
     }
 
     pub fn bytes(&self) -> usize {
-        (self.direct.len() + self.leaves.len()) * 4 + self.nodes.len() * size_of::<Node>()
+        (self.direct.len() + self.leaves.len() + self.mini.len()) * 4
+            + self.nodes.len() * size_of::<Node>()
     }
 
-    /// (dense and Poptrie nodes, leaves).
+    /// (dense, mini and Poptrie nodes, leaves).
     pub fn shape(&self) -> (usize, usize) {
         (
-            (self.direct.len() - CHUNKS) / DENSE + self.nodes.len(),
+            (self.direct.len() - CHUNKS) / DENSE + self.mini_nodes + self.nodes.len(),
             self.leaves.len(),
         )
     }
 
     pub fn too_much_garbage(&self) -> bool {
         let used = self.used();
-        (0..3).any(|i| used[i] > 2 * self.live[i] + SLACK)
+        (0..4).any(|i| used[i] > 2 * self.live[i] + SLACK)
     }
 
     /// The value chunk `c` inherits from the prefixes of /18 or shorter.
@@ -167,16 +190,14 @@ impl Arrays {
     }
 
     /// Builds the dense node for `pfx` (all longer than /18, inside one chunk, sorted),
-    /// its Poptrie roots first; returns its top entry (`NODE | offset`).
+    /// its mini nodes first; returns its top entry (`NODE | offset`).
     fn build_dense(&mut self, pfx: &[(u128, u8, u32)], inherited: u32) -> u32 {
         let mut entry = vec![inherited; DENSE];
         paint(&mut entry, pfx, TOP_BITS, DENSE_END);
         let long = longer(pfx, DENSE_END);
         let dense_slot = |a: u128| ((a << TOP_BITS) >> (128 - DENSE_BITS)) as u32;
         for (s, from, to) in groups(&long, dense_slot) {
-            let root = self.build_node(&long[from..to], DENSE_END, entry[s as usize]);
-            self.nodes.push(root);
-            entry[s as usize] = index(self.nodes.len() - 1);
+            entry[s as usize] = self.build_mini(&long[from..to], entry[s as usize]);
         }
         let at = self.direct.len();
         assert!(
@@ -185,6 +206,34 @@ impl Arrays {
         );
         self.direct.extend_from_slice(&entry);
         NODE | at as u32
+    }
+
+    /// Builds the mini node of one /32 for `pfx` (all longer than /32, inside it, sorted),
+    /// its Poptrie roots first; returns its dense entry (`NODE | offset`, `| WIDE`).
+    fn build_mini(&mut self, pfx: &[(u128, u8, u32)], inherited: u32) -> u32 {
+        let (bits, flag) = if pfx.len() >= WIDE_MIN {
+            (WIDE_BITS, WIDE)
+        } else {
+            (NARROW_BITS, 0)
+        };
+        let end = DENSE_END + bits;
+        let mut entry = vec![inherited; 1 << bits];
+        paint(&mut entry, pfx, DENSE_END, end);
+        let long = longer(pfx, end);
+        let mini_slot = |a: u128| ((a << DENSE_END) >> (128 - bits)) as u32;
+        for (s, from, to) in groups(&long, mini_slot) {
+            let root = self.build_node(&long[from..to], end, entry[s as usize]);
+            self.nodes.push(root);
+            entry[s as usize] = index(self.nodes.len() - 1);
+        }
+        let at = self.mini.len();
+        assert!(
+            at + entry.len() <= WIDE as usize,
+            "Lpm6: mini nodes past 2^30 entries"
+        );
+        self.mini.extend_from_slice(&entry);
+        self.mini_nodes += 1;
+        NODE | flag | at as u32
     }
 
     /// Builds the Poptrie node at depth `d` for `pfx` (all longer than `d`, inside the

@@ -3,16 +3,20 @@
 //! A lookup reads the key's top entry, then one more entry of the same array: the dense
 //! entry under it, or (when the top entry is a value) the top entry again, chosen
 //! branch-free so that a burst runs without mispredictions. Only an entry that points at a
-//! Poptrie root (keys inside the /32s that hold longer prefixes) goes on. The batch takes a
-//! burst in passes: every key's second index, prefetching it (the top entries of a full
-//! view's announced space are a few hundred KiB, mostly cached); then every second entry,
-//! by then in cache or on its way, prefetching the Poptrie root of keys that go on; then
-//! the Poptrie walk one level per pass over the keys still inside it, prefetching each
-//! next node or leaf; then their leaves. The first two passes go in steps of four keys
-//! with a constant trip count, which the compiler unrolls (27 instructions per batched
-//! lookup of bench-lookup's keys, against 32 without).
+//! mini node (keys inside the /32s that hold longer prefixes) goes on: one direct read of
+//! the mini node, then, if that entry points at a Poptrie root, the Poptrie walk from bit
+//! 36 or 42. The batch takes a burst in passes: every key's second index, prefetching it
+//! (the top entries of a full view's announced space are a few hundred KiB, mostly
+//! cached); then every second entry, prefetching the mini entry of keys that go on; then
+//! the mini entries, prefetching the Poptrie roots; then the Poptrie walk one level per
+//! pass over the keys still inside it (those starting at bit 42 join at its pass),
+//! branch-free, prefetching each next node or leaf; then their leaves. The first two
+//! passes go in steps of four keys with a constant trip count, which the compiler unrolls.
 
-use super::layout::{slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NODE, STRIDE};
+use super::layout::{
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NARROW_BITS, NODE, STRIDE, WIDE,
+    WIDE_BITS,
+};
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
 
@@ -37,6 +41,20 @@ fn second(top: &[u32; CHUNKS], k: u32) -> usize {
     select_unpredictable(t & NODE != 0, dense, i)
 }
 
+/// Bits of the mini node dense entry `e` points at.
+#[inline(always)]
+fn mini_bits(e: u32) -> u32 {
+    select_unpredictable(e & WIDE != 0, WIDE_BITS, NARROW_BITS)
+}
+
+/// The index in `mini` of the entry a key whose top 64 bits are `hi` reads under dense
+/// entry `e`, whose mini node has `bits` bits.
+#[inline(always)]
+fn mini_index(e: u32, hi: u64, bits: u32) -> usize {
+    let bits32 = hi as u32; // address bits 32-64
+    ((e & !(NODE | WIDE)) + (bits32 >> (32 - bits))) as usize
+}
+
 /// One Poptrie step at node `n`, depth `d`: `Ok(child index)` or `Err(leaf index)`.
 #[inline(always)]
 fn step(n: &Node, addr: u128, d: u32) -> Result<u32, u32> {
@@ -53,17 +71,27 @@ fn step(n: &Node, addr: u128, d: u32) -> Result<u32, u32> {
 #[inline]
 pub(super) fn lookup(a: &Arrays, addr: u128) -> u32 {
     let e = a.direct[second(a.top(), hi32(addr))];
-    if e & NODE != 0 {
-        walk(a, e & !NODE, addr)
-    } else {
-        e
+    if e & NODE == 0 {
+        return e;
     }
+    below_dense(a, e, addr)
 }
 
-/// The Poptrie walk from root node `i` (at the end of the dense level) to a leaf.
+/// The rest of a single lookup whose dense entry `e` points at a mini node: kept out of
+/// line, so that the common case (a value in the top or dense entry) keeps its registers.
+#[inline(never)]
+fn below_dense(a: &Arrays, e: u32, addr: u128) -> u32 {
+    let bits = mini_bits(e);
+    let m = a.mini[mini_index(e, (addr >> 64) as u64, bits)];
+    if m & NODE == 0 {
+        return m;
+    }
+    walk(a, m & !NODE, addr, DENSE_END + bits)
+}
+
+/// The Poptrie walk from root node `i` (at depth `d`, under a mini node) to a leaf.
 #[inline]
-fn walk(a: &Arrays, mut i: u32, addr: u128) -> u32 {
-    let mut d = DENSE_END;
+fn walk(a: &Arrays, mut i: u32, addr: u128, mut d: u32) -> u32 {
     loop {
         match step(&a.nodes[i as usize], addr, d) {
             Ok(child) => (i, d) = (child, d + STRIDE),
@@ -113,73 +141,165 @@ unsafe fn lookup_batch_popcnt(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     let out = &mut out[..keys.len()];
     let top = a.top();
-    let mut at = [0u32; BURST];
+    let (mut at, mut hi) = ([0u32; BURST], [0u64; BURST]);
     // In fours: the inner loops have a constant trip count, which the compiler unrolls.
-    for (at, keys) in at.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)) {
-        for (at, &k) in at.iter_mut().zip(keys) {
-            let i = second(top, hi32(k));
+    for ((at, hi), keys) in at
+        .chunks_mut(UNROLL)
+        .zip(hi.chunks_mut(UNROLL))
+        .zip(keys.chunks(UNROLL))
+    {
+        for ((at, hi), &k) in at.iter_mut().zip(hi).zip(keys) {
+            *hi = (k >> 64) as u64;
+            let i = second(top, (*hi >> 32) as u32);
             prefetch(a.direct.as_ptr().wrapping_add(i));
             *at = i as u32;
         }
     }
-    let (mut cur, mut walk, mut nw) = ([0u32; BURST], [0u8; BURST], 0);
+    // Keys under a narrow and under a wide mini node: `cur` is their mini index.
+    let mut cur = [0u32; BURST];
+    let (mut narrow, mut nn) = ([0u8; BURST], 0);
+    let (mut wide, mut nwide) = ([0u8; BURST], 0);
     for (c, (out, at)) in out.chunks_mut(UNROLL).zip(at.chunks(UNROLL)).enumerate() {
         for (j, (o, &at)) in out.iter_mut().zip(at).enumerate() {
             let e = a.direct[at as usize];
             if e & NODE != 0 {
                 let i = c * UNROLL + j;
-                cur[i] = e & !NODE;
-                prefetch(&a.nodes[cur[i] as usize]);
-                walk[nw] = i as u8;
-                nw += 1;
+                let bits = mini_bits(e);
+                let m = mini_index(e, hi[i], bits);
+                prefetch(a.mini.as_ptr().wrapping_add(m));
+                cur[i] = m as u32;
+                // Branch-free: written to both lists, counted in one.
+                let w = e & WIDE != 0;
+                narrow[nn] = i as u8;
+                wide[nwide] = i as u8;
+                nn += usize::from(!w);
+                nwide += usize::from(w);
             }
             // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
             *o = e.wrapping_sub(1);
         }
     }
-    if nw > 0 {
-        poptrie_burst(a, keys, &mut cur, &mut walk[..nw], out);
+    if nn + nwide > 0 {
+        let nn = mini_pass(a, &mut cur, &mut narrow, nn, out);
+        let nwide = mini_pass(a, &mut cur, &mut wide, nwide, out);
+        if nn + nwide > 0 {
+            let keys = (keys, &hi);
+            poptrie_burst(a, keys, &mut cur, (&mut narrow, nn), &wide[..nwide], out);
+        }
     }
 }
 
-/// The Poptrie walk of the keys `walk` (indices into `keys`), whose root nodes are in
-/// `cur`: one level per pass, prefetching each next node or leaf; then every leaf into
-/// `out`.
+/// Reads the mini entries of the keys `keys[..n]` (indices; `cur` holds their mini
+/// index): a value goes to `out`, a Poptrie root to `cur`, its node prefetched, and the
+/// key stays in `keys`; returns how many did.
+#[inline(always)]
+fn mini_pass(
+    a: &Arrays,
+    cur: &mut [u32; BURST],
+    keys: &mut [u8; BURST],
+    n: usize,
+    out: &mut [u32],
+) -> usize {
+    let mut still = 0;
+    for j in 0..n {
+        let i = keys[j] as usize;
+        let m = a.mini[cur[i] as usize];
+        if m & NODE != 0 {
+            cur[i] = m & !NODE;
+            prefetch(&a.nodes[cur[i] as usize]);
+            keys[still] = i as u8;
+            still += 1;
+        } else {
+            out[i] = m.wrapping_sub(1);
+        }
+    }
+    still
+}
+
+/// The Poptrie walk of the keys `walk` (indices into `keys`, roots at bit 36) and `late`
+/// (roots at bit 42), whose root nodes are in `cur`: one level per pass, prefetching each
+/// next node or leaf; then every leaf into `out`. Bits up to 64 come from `hi` (each key's
+/// top 64 bits), deeper ones from `keys`.
 #[inline(always)]
 fn poptrie_burst(
     a: &Arrays,
-    keys: &[u128],
+    (keys, hi): (&[u128], &[u64; BURST]),
     cur: &mut [u32; BURST],
-    walk: &mut [u8],
+    (walk, mut nw): (&mut [u8; BURST], usize),
+    late: &[u8],
     out: &mut [u32],
 ) {
     let (mut done, mut nd) = ([0u8; BURST], 0);
-    let mut nw = walk.len();
-    let mut d = DENSE_END;
-    while nw > 0 {
-        let mut still = 0;
-        for j in 0..nw {
-            let i = walk[j] as usize;
-            match step(&a.nodes[cur[i] as usize], keys[i], d) {
-                Ok(child) => {
-                    cur[i] = child;
-                    prefetch(&a.nodes[child as usize]);
-                    walk[still] = i as u8;
-                    still += 1;
-                }
-                Err(leaf) => {
-                    cur[i] = leaf;
-                    prefetch(&a.leaves[leaf as usize]);
-                    done[nd] = i as u8;
-                    nd += 1;
-                }
-            }
+    let mut d = DENSE_END + NARROW_BITS;
+    loop {
+        if d == DENSE_END + WIDE_BITS {
+            walk[nw..nw + late.len()].copy_from_slice(late);
+            nw += late.len();
         }
-        nw = still;
+        if nw == 0 && d >= DENSE_END + WIDE_BITS {
+            break;
+        }
+        let mut level = Level {
+            a,
+            cur: &mut *cur,
+            walk: &mut *walk,
+            done: &mut done,
+            nd,
+        };
+        nw = if d + STRIDE <= 64 {
+            level.pass(nw, |i| ((!hi[i] << d) >> (64 - STRIDE)) as u32)
+        } else {
+            level.pass(nw, |i| 63 - slot(keys[i], d))
+        };
+        nd = level.nd;
         d += STRIDE;
     }
     for &i in &done[..nd] {
-        let i = i as usize;
+        let i = i as usize % BURST;
         out[i] = a.leaves[cur[i] as usize].wrapping_sub(1);
+    }
+}
+
+/// One level of the batched Poptrie walk.
+struct Level<'a, 'b> {
+    a: &'a Arrays,
+    /// Each key's node (or, once done, leaf) index.
+    cur: &'b mut [u32; BURST],
+    /// Keys still walking.
+    walk: &'b mut [u8; BURST],
+    /// Keys at a leaf, and how many.
+    done: &'b mut [u8; BURST],
+    nd: usize,
+}
+
+impl Level<'_, '_> {
+    /// Steps the keys `walk[..nw]`, branch-free (a burst of random keys would mispredict
+    /// child or leaf): `flip(i)` is 63 less key `i`'s slot at this level, the shift that
+    /// puts the slot's bit on top, so that its popcount counts the bits up to it. Returns
+    /// how many went on to a child.
+    #[inline(always)]
+    fn pass(&mut self, nw: usize, flip: impl Fn(usize) -> u32) -> usize {
+        let (nodes, leaves) = (&self.a.nodes, &self.a.leaves);
+        let mut still = 0;
+        for j in 0..nw.min(BURST) {
+            let i = self.walk[j] as usize % BURST;
+            let n = &nodes[self.cur[i] as usize];
+            let sh = flip(i);
+            let vector = n.vector << sh;
+            let child = (vector as i64) < 0;
+            let set = select_unpredictable(child, vector, n.leafvec << sh);
+            let base = select_unpredictable(child, n.base_child, n.base_leaf);
+            let next = base + set.count_ones() - 1;
+            self.cur[i] = next;
+            let node = nodes.as_ptr().wrapping_add(next as usize).cast::<u8>();
+            let leaf = leaves.as_ptr().wrapping_add(next as usize).cast::<u8>();
+            prefetch(select_unpredictable(child, node, leaf));
+            // Written to both lists, counted in one.
+            self.walk[still % BURST] = i as u8;
+            self.done[self.nd % BURST] = i as u8;
+            still += usize::from(child);
+            self.nd += usize::from(!child);
+        }
+        still
     }
 }
