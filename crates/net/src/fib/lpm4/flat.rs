@@ -24,6 +24,7 @@
 //! own top array, which is copied first if a clone still shares it. When the arena is
 //! full, the table is laid out afresh in a new arena, which drops the garbage.
 
+use std::hint::select_unpredictable;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -465,23 +466,71 @@ impl Flat {
     /// Batched lookup; see `batch.rs`.
     #[inline(always)]
     pub(super) fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
+        if self.narrow {
+            self.lookup_batch_of::<true>(addrs, out)
+        } else {
+            self.lookup_batch_of::<false>(addrs, out)
+        }
+    }
+
+    /// The first pass answers every key from its top entry, without a branch on the kind
+    /// of entry, and lists the keys whose entry is a record (prefetched); the second pass
+    /// finishes only those.
+    #[inline(always)]
+    fn lookup_batch_of<const NARROW: bool>(&self, addrs: &[u32], out: &mut [u32]) {
         const B: usize = 64;
         let a = self.arena.buf.buf().as_ptr();
         for (ks, os) in addrs.chunks(B).zip(out.chunks_mut(B)) {
-            let mut t = [0u32; B];
-            for (e, &k) in t.iter_mut().zip(ks) {
-                *e = self.top_entry(k);
+            let mut at = [0u8; B];
+            let mut rec = [0u32; B];
+            let mut n = 0;
+            for (i, (&k, o)) in ks.iter().zip(os.iter_mut()).enumerate() {
+                let e = self.top_entry(k);
+                let node = e & NODE != 0;
                 // Value entries prefetch the arena's first line: harmless, and no branch.
-                let off = if *e & NODE != 0 { *e & !NODE } else { 0 };
-                prefetch(a.wrapping_add(off as usize));
+                let r = select_unpredictable(node, e & !NODE, 0);
+                prefetch(a.wrapping_add(r as usize));
+                *o = self.or_inherit(e, k).wrapping_sub(1);
+                // SAFETY: `n` counts the keys before this one that are records, so
+                // `n <= i < B`.
+                unsafe {
+                    *at.get_unchecked_mut(n) = i as u8;
+                    *rec.get_unchecked_mut(n) = r;
+                }
+                n += usize::from(node);
             }
-            for ((&e, &k), o) in t.iter().zip(ks).zip(os.iter_mut()) {
-                let v = if e & NODE == 0 {
-                    e
-                } else {
-                    self.walk((e & !NODE) as usize, k)
-                };
-                *o = self.or_inherit(v, k).wrapping_sub(1);
+            for (&i, &r) in at[..n].iter().zip(&rec[..n]) {
+                let i = usize::from(i);
+                // SAFETY: `i` is the position of a key of this chunk (first pass).
+                let (k, o) = unsafe { (*ks.get_unchecked(i), os.get_unchecked_mut(i)) };
+                *o = self
+                    .or_inherit(self.leaf::<NARROW>(r as usize, k), k)
+                    .wrapping_sub(1);
+            }
+        }
+    }
+
+    /// Encoded value for `addr` from the record at word `o`: its leaf, or (a /25 or
+    /// longer in the key's /24: rare) a walk down from it.
+    #[inline(always)]
+    fn leaf<const NARROW: bool>(&self, o: usize, addr: u32) -> u32 {
+        let a = self.arena.buf.buf().as_ptr();
+        // SAFETY: `o` is a record reachable from this table's top array (see `walk`); the
+        // leaf index is below the record's leaf count since bit 0 of every leafvec is set
+        // (the first run starts there).
+        unsafe {
+            let vector = a.add(o).cast::<u64>().read_unaligned();
+            let bit = 1u64 << ((addr >> 8) & 63);
+            if vector & bit != 0 {
+                return self.walk(o, addr);
+            }
+            let leafvec = a.add(o + 2).cast::<u64>().read_unaligned();
+            let first = a.add(o + HDR + vector.count_ones() as usize).cast::<u8>();
+            let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
+            if NARROW {
+                u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
+            } else {
+                first.add(i * 4).cast::<u32>().read_unaligned()
             }
         }
     }
