@@ -9,10 +9,10 @@ mod common;
 mod live;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{bin, pcap_config, TempDir};
+use common::ctl::{cli, hex, json, wait_for};
+use common::{pcap_config, TempDir};
 use live::LiveRouter;
 use router::ctlsock::proto::*;
 use traffic::{read_pcap, write_pcap, FrameSpec};
@@ -66,40 +66,6 @@ fn frame((label, dst, sport, ttl): Flow) -> Vec<u8> {
         ..FrameSpec::default()
     }
     .build()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(bin()).args(args).output().unwrap()
-}
-
-/// `mplsrouter ARGS --json --socket SOCK`, parsed.
-fn json<T: serde::de::DeserializeOwned>(sock: &Path, args: &[&str]) -> T {
-    let mut a = args.to_vec();
-    a.extend(["--json", "--socket", sock.to_str().unwrap()]);
-    let out = cli(&a);
-    assert!(
-        out.status.success(),
-        "{a:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{a:?}: {e}\n{}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn wait_for(path: &Path) {
-    let t = Instant::now();
-    while !path.exists() {
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn hop(port: &str, via: &str, mac: &str, labels: &[u32], weight: u32) -> HopView {
