@@ -7,11 +7,12 @@
 //! the mini node, then, if that entry points at a Poptrie root, the Poptrie walk from bit
 //! 36 or 42. The batch takes a burst in passes: every key's second index, prefetching it
 //! (the top entries of a full view's announced space are a few hundred KiB, mostly
-//! cached); then every second entry, prefetching the mini entry of keys that go on; then
-//! the mini entries, prefetching the Poptrie roots; then the Poptrie walk one level per
-//! pass over the keys still inside it (those starting at bit 42 join at its pass),
-//! branch-free, prefetching each next node or leaf; then their leaves. The first two
-//! passes go in steps of four keys with a constant trip count, which the compiler unrolls.
+//! cached); then every second entry and, for keys under a mini node, their mini entry
+//! read at once (no pass and no list of its own), prefetching the Poptrie roots; then the
+//! Poptrie walk one level per pass over the keys still inside it, branch-free, each key's
+//! slot taken from its own shifted address bits (so roots at bit 36 and 42 walk
+//! together), prefetching each next node or leaf; then their leaves. The first two passes
+//! go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
     slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NARROW_BITS, NODE, STRIDE, WIDE,
@@ -24,6 +25,8 @@ use std::hint::select_unpredictable;
 const BURST: usize = 64;
 /// Keys per step of the unrolled passes (divides `BURST`).
 const UNROLL: usize = 4;
+/// Poptrie levels whose slots a key's 64 bits from its root on hold.
+const REST_LEVELS: u32 = 64 / STRIDE;
 
 /// The top 32 bits of a key: all the top and dense levels read.
 #[inline(always)]
@@ -141,104 +144,65 @@ unsafe fn lookup_batch_popcnt(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     let out = &mut out[..keys.len()];
     let top = a.top();
-    let (mut at, mut hi) = ([0u32; BURST], [0u64; BURST]);
+    let mut at = [0u32; BURST];
     // In fours: the inner loops have a constant trip count, which the compiler unrolls.
-    for ((at, hi), keys) in at
-        .chunks_mut(UNROLL)
-        .zip(hi.chunks_mut(UNROLL))
-        .zip(keys.chunks(UNROLL))
-    {
-        for ((at, hi), &k) in at.iter_mut().zip(hi).zip(keys) {
-            *hi = (k >> 64) as u64;
-            let i = second(top, (*hi >> 32) as u32);
+    for (at, keys) in at.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)) {
+        for (at, &k) in at.iter_mut().zip(keys) {
+            let i = second(top, hi32(k));
             prefetch(a.direct.as_ptr().wrapping_add(i));
             *at = i as u32;
         }
     }
-    // Keys under a narrow and under a wide mini node: `cur` is their mini index.
-    let mut cur = [0u32; BURST];
-    let (mut narrow, mut nn) = ([0u8; BURST], 0);
-    let (mut wide, mut nwide) = ([0u8; BURST], 0);
-    for (c, (out, at)) in out.chunks_mut(UNROLL).zip(at.chunks(UNROLL)).enumerate() {
-        for (j, (o, &at)) in out.iter_mut().zip(at).enumerate() {
-            let e = a.direct[at as usize];
+    // Every key's second entry, and for a key under a mini node its mini entry at once
+    // (a dependent read, no pass of its own); keys at a Poptrie root go to `walk`, with
+    // the root in `cur` (prefetched), their 64 address bits from the root's depth on in
+    // `rest` and the root's depth in `at`.
+    let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
+    let (mut walk, mut n) = ([0u8; BURST], 0);
+    for (c, (out, keys)) in out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)).enumerate() {
+        for (j, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
+            let i = (c * UNROLL + j) % BURST;
+            let mut e = a.direct[at[i] as usize];
             if e & NODE != 0 {
-                let i = c * UNROLL + j;
                 let bits = mini_bits(e);
-                let m = mini_index(e, hi[i], bits);
-                prefetch(a.mini.as_ptr().wrapping_add(m));
-                cur[i] = m as u32;
-                // Branch-free: written to both lists, counted in one.
-                let w = e & WIDE != 0;
-                narrow[nn] = i as u8;
-                wide[nwide] = i as u8;
-                nn += usize::from(!w);
-                nwide += usize::from(w);
+                e = a.mini[mini_index(e, (k >> 64) as u64, bits)];
+                let root = e & !NODE;
+                let node = e & NODE != 0;
+                let p = a.nodes.as_ptr().wrapping_add(root as usize).cast::<u8>();
+                prefetch(select_unpredictable(node, p, a.mini.as_ptr().cast::<u8>()));
+                cur[i] = root;
+                rest[i] = ((k << (DENSE_END + bits)) >> 64) as u64;
+                at[i] = DENSE_END + bits;
+                // Written always, counted if it walks.
+                walk[n % BURST] = i as u8;
+                n += usize::from(node);
             }
             // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
             *o = e.wrapping_sub(1);
         }
     }
-    if nn + nwide > 0 {
-        let nn = mini_pass(a, &mut cur, &mut narrow, nn, out);
-        let nwide = mini_pass(a, &mut cur, &mut wide, nwide, out);
-        if nn + nwide > 0 {
-            let keys = (keys, &hi);
-            poptrie_burst(a, keys, &mut cur, (&mut narrow, nn), &wide[..nwide], out);
-        }
+    if n > 0 {
+        poptrie_burst(a, (keys, &at), &mut cur, &mut rest, (&mut walk, n), out);
     }
 }
 
-/// Reads the mini entries of the keys `keys[..n]` (indices; `cur` holds their mini
-/// index): a value goes to `out`, a Poptrie root to `cur`, its node prefetched, and the
-/// key stays in `keys`; returns how many did.
-#[inline(always)]
-fn mini_pass(
-    a: &Arrays,
-    cur: &mut [u32; BURST],
-    keys: &mut [u8; BURST],
-    n: usize,
-    out: &mut [u32],
-) -> usize {
-    let mut still = 0;
-    for j in 0..n {
-        let i = keys[j] as usize;
-        let m = a.mini[cur[i] as usize];
-        if m & NODE != 0 {
-            cur[i] = m & !NODE;
-            prefetch(&a.nodes[cur[i] as usize]);
-            keys[still] = i as u8;
-            still += 1;
-        } else {
-            out[i] = m.wrapping_sub(1);
-        }
-    }
-    still
-}
-
-/// The Poptrie walk of the keys `walk` (indices into `keys`, roots at bit 36) and `late`
-/// (roots at bit 42), whose root nodes are in `cur`: one level per pass, prefetching each
-/// next node or leaf; then every leaf into `out`. Bits up to 64 come from `hi` (each key's
-/// top 64 bits), deeper ones from `keys`.
+/// The Poptrie walk of the keys `walk[..nw]` (indices into `keys`), whose root nodes are
+/// in `cur`, root depths in `at` and next address bits in `rest`: one level per pass,
+/// prefetching each next node or leaf; then every leaf into `out`. One pass steps keys at
+/// different depths: each key's slot comes from its `rest` while its 64 bits last, then
+/// from the key itself.
 #[inline(always)]
 fn poptrie_burst(
     a: &Arrays,
-    (keys, hi): (&[u128], &[u64; BURST]),
+    (keys, at): (&[u128], &[u32; BURST]),
     cur: &mut [u32; BURST],
+    rest: &mut [u64; BURST],
     (walk, mut nw): (&mut [u8; BURST], usize),
-    late: &[u8],
     out: &mut [u32],
 ) {
     let (mut done, mut nd) = ([0u8; BURST], 0);
-    let mut d = DENSE_END + NARROW_BITS;
-    loop {
-        if d == DENSE_END + WIDE_BITS {
-            walk[nw..nw + late.len()].copy_from_slice(late);
-            nw += late.len();
-        }
-        if nw == 0 && d >= DENSE_END + WIDE_BITS {
-            break;
-        }
+    let mut p = 0;
+    while nw > 0 {
         let mut level = Level {
             a,
             cur: &mut *cur,
@@ -246,13 +210,17 @@ fn poptrie_burst(
             done: &mut done,
             nd,
         };
-        nw = if d + STRIDE <= 64 {
-            level.pass(nw, |i| ((!hi[i] << d) >> (64 - STRIDE)) as u32)
+        nw = if p < REST_LEVELS {
+            level.pass(nw, |i| {
+                let r = rest[i];
+                rest[i] = r << STRIDE;
+                (!r >> (64 - STRIDE)) as u32
+            })
         } else {
-            level.pass(nw, |i| 63 - slot(keys[i], d))
+            level.pass(nw, |i| 63 - slot(keys[i], at[i] + p * STRIDE))
         };
         nd = level.nd;
-        d += STRIDE;
+        p += 1;
     }
     for &i in &done[..nd] {
         let i = i as usize % BURST;
@@ -278,7 +246,7 @@ impl Level<'_, '_> {
     /// puts the slot's bit on top, so that its popcount counts the bits up to it. Returns
     /// how many went on to a child.
     #[inline(always)]
-    fn pass(&mut self, nw: usize, flip: impl Fn(usize) -> u32) -> usize {
+    fn pass(&mut self, nw: usize, mut flip: impl FnMut(usize) -> u32) -> usize {
         let (nodes, leaves) = (&self.a.nodes, &self.a.leaves);
         let mut still = 0;
         for j in 0..nw.min(BURST) {
