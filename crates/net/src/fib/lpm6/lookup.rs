@@ -15,8 +15,7 @@
 //! go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
-    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NARROW_BITS, NODE, STRIDE, WIDE,
-    WIDE_BITS,
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, KIND, NODE, STRIDE,
 };
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
@@ -47,7 +46,7 @@ fn second(top: &[u32; CHUNKS], k: u32) -> usize {
 /// Bits of the mini node dense entry `e` points at.
 #[inline(always)]
 fn mini_bits(e: u32) -> u32 {
-    select_unpredictable(e & WIDE != 0, WIDE_BITS, NARROW_BITS)
+    (e & KIND) * 2
 }
 
 /// The index in `mini` of the entry a key whose top 64 bits are `hi` reads under dense
@@ -55,7 +54,7 @@ fn mini_bits(e: u32) -> u32 {
 #[inline(always)]
 fn mini_index(e: u32, hi: u64, bits: u32) -> usize {
     let bits32 = hi as u32; // address bits 32-64
-    ((e & !(NODE | WIDE)) + (bits32 >> (32 - bits))) as usize
+    ((e & !(NODE | KIND)) + (bits32 >> (32 - bits))) as usize
 }
 
 /// One Poptrie step at node `n`, depth `d`: `Ok(child index)` or `Err(leaf index)`.
@@ -165,13 +164,15 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
             let mut e = a.direct[at[i] as usize];
             if e & NODE != 0 {
                 let bits = mini_bits(e);
-                e = a.mini[mini_index(e, (k >> 64) as u64, bits)];
+                // Address bits 32-96: the mini slot on top, then the Poptrie's bits.
+                let r = ((k << DENSE_END) >> 64) as u64;
+                e = a.mini[(e & !(NODE | KIND)) as usize + (r >> (64 - bits)) as usize];
                 let root = e & !NODE;
                 let node = e & NODE != 0;
                 let p = a.nodes.as_ptr().wrapping_add(root as usize).cast::<u8>();
                 prefetch(select_unpredictable(node, p, a.mini.as_ptr().cast::<u8>()));
                 cur[i] = root;
-                rest[i] = ((k << (DENSE_END + bits)) >> 64) as u64;
+                rest[i] = r << bits;
                 at[i] = DENSE_END + bits;
                 // Written always, counted if it walks.
                 walk[n % BURST] = i as u8;
