@@ -15,7 +15,7 @@
 //! go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
-    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, KIND, NODE, STRIDE,
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, HUGE_BITS, KIND, NODE, STRIDE,
 };
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
@@ -24,8 +24,9 @@ use std::hint::select_unpredictable;
 const BURST: usize = 64;
 /// Keys per step of the unrolled passes (divides `BURST`).
 const UNROLL: usize = 4;
-/// Poptrie levels whose slots a key's 64 bits from its root on hold.
-const REST_LEVELS: u32 = 64 / STRIDE;
+/// Poptrie levels whose slots a key's address bits from its root on hold (bits 32-96
+/// shifted past its mini node, which has at most `HUGE_BITS`).
+const REST_LEVELS: u32 = (64 - HUGE_BITS) / STRIDE;
 
 /// The top 32 bits of a key: all the top and dense levels read.
 #[inline(always)]
@@ -154,7 +155,7 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     }
     // Every key's second entry, and for a key under a mini node its mini entry at once
     // (a dependent read, no pass of its own); keys at a Poptrie root go to `walk`, with
-    // the root in `cur` (prefetched), their 64 address bits from the root's depth on in
+    // the root in `cur` (prefetched), their address bits from the root's depth on in
     // `rest` and the root's depth in `at`.
     let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
     let (mut walk, mut n) = ([0u8; BURST], 0);
@@ -190,8 +191,8 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
 /// The Poptrie walk of the keys `walk[..nw]` (indices into `keys`), whose root nodes are
 /// in `cur`, root depths in `at` and next address bits in `rest`: one level per pass,
 /// prefetching each next node or leaf; then every leaf into `out`. One pass steps keys at
-/// different depths: each key's slot comes from its `rest` while its 64 bits last, then
-/// from the key itself.
+/// different depths: each key's slot comes from its `rest` for `REST_LEVELS` levels,
+/// then from the key itself.
 #[inline(always)]
 fn poptrie_burst(
     a: &Arrays,
