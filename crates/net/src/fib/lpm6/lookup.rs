@@ -154,11 +154,11 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
         }
     }
     // Every key's second entry, and for a key under a mini node its mini entry at once
-    // (a dependent read, no pass of its own); keys at a Poptrie root go to `walk`, with
-    // the root in `cur` (prefetched), their address bits from the root's depth on in
-    // `rest` and the root's depth in `at`.
+    // (a dependent read, no pass of its own); keys at a Poptrie root go to `walk` and
+    // `entered`, with the root in `cur` (prefetched), their address bits from the root's
+    // depth on in `rest` and the root's depth in `at`.
     let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
-    let (mut walk, mut n) = ([0u8; BURST], 0);
+    let (mut walk, mut entered, mut n) = ([0u8; BURST], [0u8; BURST], 0);
     for (c, (out, keys)) in out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)).enumerate() {
         for (j, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
             let i = (c * UNROLL + j) % BURST;
@@ -177,6 +177,7 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
                 at[i] = DENSE_END + bits;
                 // Written always, counted if it walks.
                 walk[n % BURST] = i as u8;
+                entered[n % BURST] = i as u8;
                 n += usize::from(node);
             }
             // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
@@ -184,13 +185,21 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
         }
     }
     if n > 0 {
-        poptrie_burst(a, (keys, &at), &mut cur, &mut rest, (&mut walk, n), out);
+        let entered = &entered[..n.min(BURST)];
+        poptrie_burst(
+            a,
+            (keys, &at),
+            &mut cur,
+            &mut rest,
+            (&mut walk, entered),
+            out,
+        );
     }
 }
 
-/// The Poptrie walk of the keys `walk[..nw]` (indices into `keys`), whose root nodes are
-/// in `cur`, root depths in `at` and next address bits in `rest`: one level per pass,
-/// prefetching each next node or leaf; then every leaf into `out`. One pass steps keys at
+/// The Poptrie walk of the keys `entered` (indices into `keys`, copied in `walk`), whose
+/// root nodes are in `cur`, root depths in `at` and next address bits in `rest`: one
+/// level per pass, prefetching each next node or leaf; then every leaf into `out`. One pass steps keys at
 /// different depths: each key's slot comes from its `rest` for `REST_LEVELS` levels,
 /// then from the key itself.
 #[inline(always)]
@@ -199,77 +208,60 @@ fn poptrie_burst(
     (keys, at): (&[u128], &[u32; BURST]),
     cur: &mut [u32; BURST],
     rest: &mut [u64; BURST],
-    (walk, mut nw): (&mut [u8; BURST], usize),
+    (walk, entered): (&mut [u8; BURST], &[u8]),
     out: &mut [u32],
 ) {
-    let (mut done, mut nd) = ([0u8; BURST], 0);
-    let mut p = 0;
+    let (mut nw, mut p) = (entered.len(), 0);
     while nw > 0 {
-        let mut level = Level {
-            a,
-            cur: &mut *cur,
-            walk: &mut *walk,
-            done: &mut done,
-            nd,
-        };
         nw = if p < REST_LEVELS {
-            level.pass(nw, |i| {
+            level(a, cur, walk, nw, |i| {
                 let r = rest[i];
                 rest[i] = r << STRIDE;
                 (!r >> (64 - STRIDE)) as u32
             })
         } else {
-            level.pass(nw, |i| 63 - slot(keys[i], at[i] + p * STRIDE))
+            level(a, cur, walk, nw, |i| 63 - slot(keys[i], at[i] + p * STRIDE))
         };
-        nd = level.nd;
         p += 1;
     }
-    for &i in &done[..nd] {
+    // Every key that entered is at a leaf now.
+    for &i in entered {
         let i = i as usize % BURST;
         out[i] = a.leaves[cur[i] as usize].wrapping_sub(1);
     }
 }
 
-/// One level of the batched Poptrie walk.
-struct Level<'a, 'b> {
-    a: &'a Arrays,
-    /// Each key's node (or, once done, leaf) index.
-    cur: &'b mut [u32; BURST],
-    /// Keys still walking.
-    walk: &'b mut [u8; BURST],
-    /// Keys at a leaf, and how many.
-    done: &'b mut [u8; BURST],
-    nd: usize,
-}
-
-impl Level<'_, '_> {
-    /// Steps the keys `walk[..nw]`, branch-free (a burst of random keys would mispredict
-    /// child or leaf): `flip(i)` is 63 less key `i`'s slot at this level, the shift that
-    /// puts the slot's bit on top, so that its popcount counts the bits up to it. Returns
-    /// how many went on to a child.
-    #[inline(always)]
-    fn pass(&mut self, nw: usize, mut flip: impl FnMut(usize) -> u32) -> usize {
-        let (nodes, leaves) = (&self.a.nodes, &self.a.leaves);
-        let mut still = 0;
-        for j in 0..nw.min(BURST) {
-            let i = self.walk[j] as usize % BURST;
-            let n = &nodes[self.cur[i] as usize];
-            let sh = flip(i);
-            let vector = n.vector << sh;
-            let child = (vector as i64) < 0;
-            let set = select_unpredictable(child, vector, n.leafvec << sh);
-            let base = select_unpredictable(child, n.base_child, n.base_leaf);
-            let next = base + set.count_ones() - 1;
-            self.cur[i] = next;
-            let node = nodes.as_ptr().wrapping_add(next as usize).cast::<u8>();
-            let leaf = leaves.as_ptr().wrapping_add(next as usize).cast::<u8>();
-            prefetch(select_unpredictable(child, node, leaf));
-            // Written to both lists, counted in one.
-            self.walk[still % BURST] = i as u8;
-            self.done[self.nd % BURST] = i as u8;
-            still += usize::from(child);
-            self.nd += usize::from(!child);
-        }
-        still
+/// Steps the keys `walk[..nw]` one level (`cur`: each key's node, then its child or leaf),
+/// branch-free (a burst of random keys would mispredict child or leaf): `flip(i)` is 63
+/// less key `i`'s slot at this level, the shift that puts the slot's bit on top, so that
+/// its popcount counts the bits up to it. Keeps in `walk` the keys that went on to a
+/// child and returns how many.
+#[inline(always)]
+fn level(
+    a: &Arrays,
+    cur: &mut [u32; BURST],
+    walk: &mut [u8; BURST],
+    nw: usize,
+    mut flip: impl FnMut(usize) -> u32,
+) -> usize {
+    let (nodes, leaves) = (&a.nodes, &a.leaves);
+    let mut still = 0;
+    for j in 0..nw.min(BURST) {
+        let i = walk[j] as usize % BURST;
+        let n = &nodes[cur[i] as usize];
+        let sh = flip(i);
+        let vector = n.vector << sh;
+        let child = (vector as i64) < 0;
+        let set = select_unpredictable(child, vector, n.leafvec << sh);
+        let base = select_unpredictable(child, n.base_child, n.base_leaf);
+        let next = base + set.count_ones() - 1;
+        cur[i] = next;
+        let node = nodes.as_ptr().wrapping_add(next as usize).cast::<u8>();
+        let leaf = leaves.as_ptr().wrapping_add(next as usize).cast::<u8>();
+        prefetch(select_unpredictable(child, node, leaf));
+        // Written always, counted if it goes on.
+        walk[still % BURST] = i as u8;
+        still += usize::from(child);
     }
+    still
 }
