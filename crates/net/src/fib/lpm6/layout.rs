@@ -33,6 +33,9 @@ pub(super) const STRIDE: u32 = 6;
 /// Entry flag: the rest is a dense offset (top entries), a mini offset and kind (dense
 /// entries) or a Poptrie node index (mini entries).
 pub(super) const NODE: u32 = 1 << 31;
+/// Mini entry flag beside `NODE`: the rest is the index in `leaves` of 64 direct leaves
+/// (the 6 bits below the mini node), where the Poptrie root would have no child.
+pub(super) const LEAVES: u32 = 1 << 30;
 /// Low bits of a dense entry pointing at a mini node: half its bits (mini nodes are
 /// multiples of 16 entries, so their offsets leave these bits clear).
 pub(super) const KIND: u32 = 15;
@@ -223,9 +226,18 @@ impl Arrays {
         let long = longer(pfx, end);
         let mini_slot = |a: u128| ((a << DENSE_END) >> (128 - bits)) as u32;
         for (s, from, to) in groups(&long, mini_slot) {
-            let root = self.build_node(&long[from..to], end, entry[s as usize]);
-            self.nodes.push(root);
-            entry[s as usize] = index(self.nodes.len() - 1);
+            let (group, inherited) = (&long[from..to], entry[s as usize]);
+            entry[s as usize] = if group.iter().all(|p| u32::from(p.1) <= end + STRIDE) {
+                // Nothing below the root: its 64 leaves, uncompressed.
+                let mut leaf = [inherited; 64];
+                paint(&mut leaf, group, end, end + STRIDE);
+                self.leaves.extend_from_slice(&leaf);
+                index(self.leaves.len() - 64) | LEAVES
+            } else {
+                let root = self.build_node(group, end, inherited);
+                self.nodes.push(root);
+                index(self.nodes.len() - 1)
+            };
         }
         let at = self.mini.len();
         assert!(
@@ -273,9 +285,9 @@ impl Arrays {
     }
 }
 
-/// `NODE | i`, checking that `i` fits.
+/// `NODE | i`, checking that `i` fits beside `LEAVES`.
 fn index(i: usize) -> u32 {
-    assert!(i < NODE as usize, "Lpm6: more than 2^31 nodes");
+    assert!(i < LEAVES as usize, "Lpm6: more than 2^30 nodes or leaves");
     NODE | i as u32
 }
 

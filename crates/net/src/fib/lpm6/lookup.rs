@@ -15,7 +15,7 @@
 //! go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
-    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, HUGE_BITS, KIND, NODE, STRIDE,
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, HUGE_BITS, KIND, LEAVES, NODE, STRIDE,
 };
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
@@ -58,6 +58,12 @@ fn mini_index(e: u32, hi: u64, bits: u32) -> usize {
     ((e & !(NODE | KIND)) + (bits32 >> (32 - bits))) as usize
 }
 
+/// The top 6 bits of `r`: a slot.
+#[inline(always)]
+fn slot64(r: u64) -> u32 {
+    (r >> (64 - STRIDE)) as u32
+}
+
 /// One Poptrie step at node `n`, depth `d`: `Ok(child index)` or `Err(leaf index)`.
 #[inline(always)]
 fn step(n: &Node, addr: u128, d: u32) -> Result<u32, u32> {
@@ -86,10 +92,14 @@ pub(super) fn lookup(a: &Arrays, addr: u128) -> u32 {
 fn below_dense(a: &Arrays, e: u32, addr: u128) -> u32 {
     let bits = mini_bits(e);
     let m = a.mini[mini_index(e, (addr >> 64) as u64, bits)];
+    let d = DENSE_END + bits;
     if m & NODE == 0 {
-        return m;
+        m
+    } else if m & LEAVES != 0 {
+        a.leaves[((m & !(NODE | LEAVES)) + slot(addr, d)) as usize]
+    } else {
+        walk(a, m & !NODE, addr, d)
     }
-    walk(a, m & !NODE, addr, DENSE_END + bits)
 }
 
 /// The Poptrie walk from root node `i` (at depth `d`, under a mini node) to a leaf.
@@ -154,11 +164,12 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
         }
     }
     // Every key's second entry, and for a key under a mini node its mini entry at once
-    // (a dependent read, no pass of its own); keys at a Poptrie root go to `walk` and
-    // `entered`, with the root in `cur` (prefetched), their address bits from the root's
-    // depth on in `rest` and the root's depth in `at`.
+    // (a dependent read, no pass of its own), and then its leaf if the mini entry points
+    // at 64 direct leaves (nothing waits on that read but `out`); keys at a Poptrie root
+    // go to `walk`, with the root in `cur` (prefetched) and their address bits from the
+    // root's depth on in `rest`.
     let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
-    let (mut walk, mut entered, mut n) = ([0u8; BURST], [0u8; BURST], 0);
+    let (mut walk, mut nw) = ([0u8; BURST], 0);
     for (c, (out, keys)) in out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)).enumerate() {
         for (j, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
             let i = (c * UNROLL + j) % BURST;
@@ -167,25 +178,28 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
                 let bits = mini_bits(e);
                 // Address bits 32-96: the mini slot on top, then the Poptrie's bits.
                 let r = ((k << DENSE_END) >> 64) as u64;
-                e = a.mini[(e & !(NODE | KIND)) as usize + (r >> (64 - bits)) as usize];
-                let root = e & !NODE;
-                let node = e & NODE != 0;
-                let p = a.nodes.as_ptr().wrapping_add(root as usize).cast::<u8>();
-                prefetch(select_unpredictable(node, p, a.mini.as_ptr().cast::<u8>()));
-                cur[i] = root;
-                rest[i] = r << bits;
-                at[i] = DENSE_END + bits;
+                let m = a.mini[(e & !(NODE | KIND)) as usize + (r >> (64 - bits)) as usize];
+                let (r, to) = (r << bits, m & !(NODE | LEAVES));
+                let (root, direct) = (m & (NODE | LEAVES) == NODE, m & LEAVES != 0);
+                // Branch-free: a key not at direct leaves reads leaf 0 (if any).
+                let l = select_unpredictable(direct, to + slot64(r), 0) as usize;
+                let leaf = a.leaves.get(l).copied().unwrap_or(0);
+                e = select_unpredictable(direct, leaf, m);
+                let p = a.nodes.as_ptr().wrapping_add(to as usize).cast::<u8>();
+                prefetch(select_unpredictable(root, p, a.mini.as_ptr().cast::<u8>()));
+                cur[i] = to;
+                rest[i] = r;
                 // Written always, counted if it walks.
-                walk[n % BURST] = i as u8;
-                entered[n % BURST] = i as u8;
-                n += usize::from(node);
+                walk[nw % BURST] = i as u8;
+                nw += usize::from(root);
             }
             // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
             *o = e.wrapping_sub(1);
         }
     }
-    if n > 0 {
-        let entered = &entered[..n.min(BURST)];
+    if nw > 0 {
+        let entered = walk;
+        let entered = &entered[..nw.min(BURST)];
         poptrie_burst(
             a,
             (keys, &at),
@@ -197,7 +211,7 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     }
 }
 
-/// The Poptrie walk of the keys `entered` (indices into `keys`, copied in `walk`), whose
+/// The Poptrie walk of the keys `entered` (indices into `keys`, also in `walk`), whose
 /// root nodes are in `cur`, root depths in `at` and next address bits in `rest`: one
 /// level per pass, prefetching each next node or leaf; then every leaf into `out`. One pass steps keys at
 /// different depths: each key's slot comes from its `rest` for `REST_LEVELS` levels,
@@ -220,7 +234,10 @@ fn poptrie_burst(
                 (!r >> (64 - STRIDE)) as u32
             })
         } else {
-            level(a, cur, walk, nw, |i| 63 - slot(keys[i], at[i] + p * STRIDE))
+            level(a, cur, walk, nw, |i| {
+                let d = DENSE_END + mini_bits(a.direct[at[i] as usize]);
+                63 - slot(keys[i], d + p * STRIDE)
+            })
         };
         p += 1;
     }
