@@ -320,67 +320,6 @@ fn a_slash32_crossing_the_wide_threshold_stays_right() {
     }
 }
 
-/// The huge mini node's threshold: a /32 with this many longer prefixes or more.
-const HUGE_MIN: usize = 1000;
-
-/// A /32 whose count of longer prefixes crosses the huge mini node's threshold (1,000)
-/// both ways, one insert or remove at a time near it, with prefixes ending at and around
-/// bit 48 (the huge mini node's end), above and below.
-#[test]
-fn a_slash32_crossing_the_huge_threshold_stays_right() {
-    let mut lpm = Lpm6::new();
-    let mut r = ScanRef6::default();
-    let base = 0x2001_0db8u128 << 96;
-    let (a, l) = p("2001:db8::/32");
-    lpm.insert(a, l, 1);
-    r.insert(a, l, 1);
-    let lens = [
-        48u8, 48, 48, 40, 44, 47, 49, 54, 56, 64, 36, 42, 33, 128, 48, 46,
-    ];
-    let prefix = |i: usize| {
-        let i = i as u128;
-        let a = base | (((i * 0x9e37) & 0xffff) << 80) | ((i & 0xff) << 72) | (i << 20);
-        (a, lens[i as usize % lens.len()])
-    };
-    // Distinct prefixes up to just under the threshold, checked once.
-    let mut i = 0;
-    while r.0.len() - 1 < HUGE_MIN - 3 {
-        let (a, len) = prefix(i);
-        lpm.insert(a, len, 10 + i as u32 % 50);
-        r.insert(a, len, 10 + i as u32 % 50);
-        i += 1;
-    }
-    check(&lpm, &edge_keys(&r), |k| r.lookup(k));
-    let under = Lpm6::from_prefixes(r.0.iter().copied()).memory_bytes();
-    // Across it one new prefix at a time, then back.
-    let mut added = Vec::new();
-    while added.len() < 6 {
-        let (a, len) = prefix(i);
-        i += 1;
-        if lpm.get(a, len).is_some() {
-            continue;
-        }
-        lpm.insert(a, len, 70 + added.len() as u32);
-        r.insert(a, len, 70 + added.len() as u32);
-        added.push((a, len));
-        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
-    }
-    assert!(r.0.len() - 1 >= HUGE_MIN + 2);
-    let bulk = Lpm6::from_prefixes(r.0.iter().copied());
-    check(&bulk, &edge_keys(&r), |k| r.lookup(k));
-    // The /32's mini node is now huge: 2^16 entries where it had 2^10.
-    assert!(
-        bulk.memory_bytes() > under + 200_000,
-        "no huge mini node: {under} then {}",
-        bulk.memory_bytes()
-    );
-    for (a, len) in added.into_iter().rev() {
-        assert_eq!(lpm.remove(a, len), r.remove(a, len));
-        check(&lpm, &edge_keys(&r), |k| r.lookup(k));
-    }
-    assert!(r.0.len() - 1 < HUGE_MIN);
-}
-
 /// A mini slot whose prefixes switch between ending within 6 bits below the mini node
 /// (64 direct leaves) and going deeper (a Poptrie root), one insert or remove at a time,
 /// under a narrow mini node (ends at bit 36) and a wide one (bit 42).

@@ -6,16 +6,15 @@
 //! is the offset in `direct` of its chunk's dense node (a multiple of `DENSE`, so a key's
 //! entry is `o | bits 18-32`). A dense entry is an encoded value or `NODE | o | b / 2`,
 //! `o` the offset in `mini` of the /32's mini node of `b` bits: 4 (bits 32-36, one cache
-//! line), 10 (a /32 with `WIDE_MIN` longer prefixes or more) or 16 (`HUGE_MIN` or more:
-//! its /48s end in the mini entry). The Poptrie under it starts at bit 36, 42 or 48, so a
-//! /48 ends in the node at bit 42 (two steps, or one) or in the mini entry, not at bit 44
-//! (three from bit 32). A mini entry is an encoded value or `NODE | n`, the Poptrie root
-//! `nodes[n]`. A Poptrie node covers 6 bits: bit `j` of
-//! `vector` says slot `j` has a child (at `base_child + rank`), otherwise the slot's leaf
-//! is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec` starts a run of
-//! equal leaves (children are skipped, so runs continue across them). Every value is
-//! leaf-pushed, prefixes of /18 or shorter included: the entry a lookup ends at is the
-//! answer, with no fallback.
+//! line) or 10 (a /32 with `WIDE_MIN` longer prefixes or more), so a /48 ends 6 bits below
+//! the mini node (bit 42) or 12 (bit 48). A mini entry is an encoded value; `NODE |
+//! LEAVES | l`, the 64 leaves `leaves[l..l + 64]` of the 6 bits below (where nothing goes
+//! deeper); or `NODE | n`, the Poptrie root `nodes[n]`. A Poptrie node covers 6 bits: bit
+//! `j` of `vector` says slot `j` has a child (at `base_child + rank`), otherwise the
+//! slot's leaf is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec`
+//! starts a run of equal leaves (children are skipped, so runs continue across them).
+//! Every value is leaf-pushed, prefixes of /18 or shorter included: the entry a lookup
+//! ends at is the answer, with no fallback.
 
 use std::collections::BTreeMap;
 
@@ -39,13 +38,11 @@ pub(super) const LEAVES: u32 = 1 << 30;
 /// Low bits of a dense entry pointing at a mini node: half its bits (mini nodes are
 /// multiples of 16 entries, so their offsets leave these bits clear).
 pub(super) const KIND: u32 = 15;
-/// Bits of a narrow, a wide and a huge mini node.
+/// Bits of a narrow and of a wide mini node.
 pub(super) const NARROW_BITS: u32 = 4;
 pub(super) const WIDE_BITS: u32 = 10;
-pub(super) const HUGE_BITS: u32 = 16;
-/// Prefixes longer than /32 inside a /32 from which its mini node is wide, and huge.
+/// Prefixes longer than /32 inside a /32 from which its mini node is wide.
 pub(super) const WIDE_MIN: usize = 16;
-pub(super) const HUGE_MIN: usize = 1000;
 /// Garbage allowed before a relayout, beyond the live part (entries, nodes or leaves).
 const SLACK: usize = 1 << 16;
 
@@ -215,10 +212,10 @@ impl Arrays {
     /// Builds the mini node of one /32 for `pfx` (all longer than /32, inside it, sorted),
     /// its Poptrie roots first; returns its dense entry (`NODE | offset | bits / 2`).
     fn build_mini(&mut self, pfx: &[(u128, u8, u32)], inherited: u32) -> u32 {
-        let bits = match pfx.len() {
-            n if n >= HUGE_MIN => HUGE_BITS,
-            n if n >= WIDE_MIN => WIDE_BITS,
-            _ => NARROW_BITS,
+        let bits = if pfx.len() >= WIDE_MIN {
+            WIDE_BITS
+        } else {
+            NARROW_BITS
         };
         let end = DENSE_END + bits;
         let mut entry = vec![inherited; 1 << bits];

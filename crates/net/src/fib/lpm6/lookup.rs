@@ -4,18 +4,18 @@
 //! entry under it, or (when the top entry is a value) the top entry again, chosen
 //! branch-free so that a burst runs without mispredictions. Only an entry that points at a
 //! mini node (keys inside the /32s that hold longer prefixes) goes on: one direct read of
-//! the mini node, then, if that entry points at a Poptrie root, the Poptrie walk from bit
-//! 36 or 42. The batch takes a burst in passes: every key's second index, prefetching it
-//! (the top entries of a full view's announced space are a few hundred KiB, mostly
-//! cached); then every second entry and, for keys under a mini node, their mini entry
-//! read at once (no pass and no list of its own), prefetching the Poptrie roots; then the
-//! Poptrie walk one level per pass over the keys still inside it, branch-free, each key's
-//! slot taken from its own shifted address bits (so roots at bit 36 and 42 walk
+//! the mini node, then one of its 64 direct leaves or the Poptrie walk from bit 36 or 42.
+//! The batch takes a burst in passes: every key's second index, prefetching it (the top
+//! entries of a full view's announced space are a few hundred KiB, mostly cached); then
+//! every second entry and, for keys under a mini node, their mini entry and direct leaf
+//! read at once (no pass and no list of their own), prefetching the Poptrie roots; then
+//! the Poptrie walk one level per pass over the keys still inside it, branch-free, each
+//! key's slot taken from its own shifted address bits (so roots at bit 36 and 42 walk
 //! together), prefetching each next node or leaf; then their leaves. The first two passes
 //! go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
-    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, HUGE_BITS, KIND, LEAVES, NODE, STRIDE,
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, KIND, LEAVES, NODE, STRIDE, WIDE_BITS,
 };
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
@@ -25,8 +25,8 @@ const BURST: usize = 64;
 /// Keys per step of the unrolled passes (divides `BURST`).
 const UNROLL: usize = 4;
 /// Poptrie levels whose slots a key's address bits from its root on hold (bits 32-96
-/// shifted past its mini node, which has at most `HUGE_BITS`).
-const REST_LEVELS: u32 = (64 - HUGE_BITS) / STRIDE;
+/// shifted past its mini node, which has at most `WIDE_BITS`).
+const REST_LEVELS: u32 = (64 - WIDE_BITS) / STRIDE;
 
 /// The top 32 bits of a key: all the top and dense levels read.
 #[inline(always)]
