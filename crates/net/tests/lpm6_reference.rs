@@ -327,7 +327,7 @@ fn a_slash32_crossing_the_wide_threshold_stays_right() {
 fn a_mini_slot_switching_between_direct_leaves_and_a_root_stays_right() {
     let mut lpm = Lpm6::new();
     let mut r = ScanRef6::default();
-    let mut op = |lpm: &mut Lpm6, r: &mut ScanRef6, a: u128, l: u8, v: Option<u32>| {
+    let op = |lpm: &mut Lpm6, r: &mut ScanRef6, a: u128, l: u8, v: Option<u32>| {
         match v {
             Some(v) => {
                 lpm.insert(a, l, v);

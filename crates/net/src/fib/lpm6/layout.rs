@@ -244,7 +244,7 @@ impl Arrays {
         debug_assert_eq!(at as u32 & KIND, 0);
         self.mini.extend_from_slice(&entry);
         self.mini_nodes += 1;
-        NODE | at as u32 | bits / 2
+        NODE | at as u32 | (bits / 2)
     }
 
     /// Builds the Poptrie node at depth `d` for `pfx` (all longer than `d`, inside the
