@@ -183,11 +183,12 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     // root's depth on in `rest`.
     let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
     let (mut walk, mut nw) = ([0u8; BURST], 0);
-    for (c, (out, keys)) in out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)).enumerate() {
-        for (j, (o, &k)) in out.iter_mut().zip(keys).enumerate() {
-            let i = (c * UNROLL + j) % BURST;
-            let mut e = a.direct[at[i] as usize];
+    let steps = out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL));
+    for (c, ((out, keys), at)) in steps.zip(at.chunks(UNROLL)).enumerate() {
+        for (j, ((o, &k), &at)) in out.iter_mut().zip(keys).zip(at).enumerate() {
+            let mut e = a.direct[at as usize];
             if e & NODE != 0 {
+                let i = (c * UNROLL + j) % BURST;
                 let bits = mini_bits(e);
                 // Address bits 32-96: the mini slot on top, then the Poptrie's bits.
                 let r = ((k << DENSE_END) >> 64) as u64;
