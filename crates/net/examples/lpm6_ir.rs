@@ -1,7 +1,8 @@
 //! Instructions per IPv6 lookup under callgrind: builds [`Lpm6`] from a prefix list, draws
 //! keys as `bench-lookup` does (uniform over the announced space, or one per prefix with
 //! `per-prefix`), and looks them all up in bursts of 64 (`batched_pass`) and one by one
-//! (`single_pass`). Timing under load is noise; instruction counts are not.
+//! (`single_pass`); prints the table's size. Timing under load is noise; instruction
+//! counts are not.
 //!
 //! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*batched_pass*'
 //!  target/release/examples/lpm6_ir FILE [KEYS] [per-prefix]` (then `single_pass`);
@@ -42,6 +43,12 @@ fn main() {
     let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
     let plain = parse_prefix_list6(&raw).expect("prefix list");
     let lpm = Lpm6::from_prefixes(spread_values6(&plain, 256));
+    let (nodes, leaves) = lpm.shape();
+    eprintln!(
+        "Lpm6: {} prefixes, {:.2} MiB, {nodes} nodes, {leaves} leaves",
+        lpm.len(),
+        lpm.memory_bytes() as f64 / (1 << 20) as f64
+    );
     let keys = if per_prefix {
         random_keys_per_prefix6(&plain, n, 1)
     } else {

@@ -319,3 +319,65 @@ fn a_slash32_crossing_the_wide_threshold_stays_right() {
         check(&lpm, &edge_keys(&r), |k| r.lookup(k));
     }
 }
+
+/// A mini slot whose prefixes switch between ending within 6 bits below the mini node
+/// (64 direct leaves) and going deeper (a Poptrie root), one insert or remove at a time,
+/// under a narrow mini node (ends at bit 36) and a wide one (bit 42).
+#[test]
+fn a_mini_slot_switching_between_direct_leaves_and_a_root_stays_right() {
+    let mut lpm = Lpm6::new();
+    let mut r = ScanRef6::default();
+    let op = |lpm: &mut Lpm6, r: &mut ScanRef6, a: u128, l: u8, v: Option<u32>| {
+        match v {
+            Some(v) => {
+                lpm.insert(a, l, v);
+                r.insert(a, l, v);
+            }
+            None => assert_eq!(lpm.remove(a, l), r.remove(a, l)),
+        }
+        check(lpm, &edge_keys(r), |k| r.lookup(k));
+    };
+    // Narrow: 2001:db8::/32 with a few prefixes in its slot 2001:db8:1000::/36.
+    let narrow = 0x2001_0db8_1000u128 << 80;
+    let deep = [(narrow | (1 << 84), 43u8), (narrow | (3 << 80), 48)];
+    op(&mut lpm, &mut r, narrow, 32, Some(1));
+    for (i, l) in [34u8, 36, 38, 40, 42].into_iter().enumerate() {
+        op(
+            &mut lpm,
+            &mut r,
+            narrow | ((i as u128) << 86),
+            l,
+            Some(10 + i as u32),
+        );
+    }
+    for (i, &(a, l)) in deep.iter().enumerate() {
+        op(&mut lpm, &mut r, a, l, Some(20 + i as u32));
+    }
+    for &(a, l) in deep.iter().rev() {
+        op(&mut lpm, &mut r, a, l, None);
+    }
+    // Wide: 2001:db9::/32 with 20 prefixes ending by bit 48 in separate /42 slots.
+    let wide = 0x2001_0db9u128 << 96;
+    for i in 0..20u128 {
+        let l = [44u8, 46, 48, 42, 43][i as usize % 5];
+        op(
+            &mut lpm,
+            &mut r,
+            wide | (i << 86) | (i << 80),
+            l,
+            Some(30 + i as u32),
+        );
+    }
+    let deep = [
+        (wide | (5 << 86) | (1 << 79), 49u8),
+        (wide | (5 << 86) | 7, 128),
+    ];
+    for (i, &(a, l)) in deep.iter().enumerate() {
+        op(&mut lpm, &mut r, a, l, Some(60 + i as u32));
+    }
+    let bulk = Lpm6::from_prefixes(r.0.iter().copied());
+    check(&bulk, &edge_keys(&r), |k| r.lookup(k));
+    for &(a, l) in deep.iter().rev() {
+        op(&mut lpm, &mut r, a, l, None);
+    }
+}

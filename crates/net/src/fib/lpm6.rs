@@ -1,17 +1,17 @@
 //! IPv6 longest-prefix match: one flat array of a /18 direct top level and, under the
 //! /18s that hold longer prefixes, dense 14-bit nodes (bits 18-32); under the /32s that
 //! hold longer prefixes, a direct mini node (bits 32-36, or 32-42 for a /32 with 16 or
-//! more); then a Poptrie (Asai & Ohara, SIGCOMM 2015) of 64-ary popcount-compressed nodes
-//! down to /128.
+//! more); then 64 direct leaves, or a Poptrie (Asai & Ohara, SIGCOMM 2015) of 64-ary
+//! popcount-compressed nodes down to /128.
 //!
 //! Why: in a full view nearly all prefixes lie in 2000::/3 between /19 and /48, only
 //! ~190 /18s hold longer prefixes, and keys spread over the announced space need at most
 //! 32 bits for 96% of lookups: one top entry and at most one dense entry of the same
 //! array, with no branch and no popcount. Keys drawn per prefix (the ipv6-full scenario)
-//! mostly end in /48s: the mini node aligns the Poptrie so that a /48 ends in the node at
-//! bit 42 (two steps from bit 36, one from bit 42) instead of three from bit 32. Every
+//! mostly end in /48s: under a wide mini node (bits 32-42) a /42 whose prefixes all end
+//! by bit 48 is 64 direct leaves, so such a key reads one leaf and no Poptrie node. Every
 //! value, from /0 on, is leaf-pushed, so the entry a lookup ends at is the answer.
-//! Figures: docs/benchmarks.md, IPv6 lookup and h-lpm6.
+//! Figures: docs/benchmarks.md, IPv6 lookup, h-lpm6 and h-lpm6b.
 //! Leaves hold `value + 1` (0: no route). A change to a prefix longer than /18 rebuilds
 //! its /18 chunk and appends it to the arrays; a change to a shorter one repaints the top
 //! entries it covers and rebuilds the chunks whose inherited value changed. The arrays are

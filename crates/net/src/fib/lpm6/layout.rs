@@ -4,17 +4,17 @@
 //! `direct` is one array: the `CHUNKS` top entries (bits 0-18), then dense nodes of
 //! `DENSE` entries (bits 18-32). A top entry is an encoded value, or `NODE | o` where `o`
 //! is the offset in `direct` of its chunk's dense node (a multiple of `DENSE`, so a key's
-//! entry is `o | bits 18-32`). A dense entry is an encoded value or `NODE | o` (`| WIDE`),
-//! `o` the offset in `mini` of the /32's mini node: 16 entries for bits 32-36 (one cache
-//! line), or 1,024 for bits 32-42 (`WIDE`, a /32 with `WIDE_MIN` longer prefixes or more).
-//! Either way the Poptrie under it starts at bit 36 or 42, so a /48 ends in the node at
-//! bit 42 (two steps, or one), not at bit 44 (three from bit 32). A mini entry is an
-//! encoded value or `NODE | n`, the Poptrie root `nodes[n]`. A Poptrie node covers 6 bits: bit `j` of
-//! `vector` says slot `j` has a child (at `base_child + rank`), otherwise the slot's leaf
-//! is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec` starts a run of
-//! equal leaves (children are skipped, so runs continue across them). Every value is
-//! leaf-pushed, prefixes of /18 or shorter included: the entry a lookup ends at is the
-//! answer, with no fallback.
+//! entry is `o | bits 18-32`). A dense entry is an encoded value or `NODE | o | b / 2`,
+//! `o` the offset in `mini` of the /32's mini node of `b` bits: 4 (bits 32-36, one cache
+//! line) or 10 (a /32 with `WIDE_MIN` longer prefixes or more), so a /48 ends 6 bits below
+//! the mini node (bit 42) or 12 (bit 48). A mini entry is an encoded value; `NODE |
+//! LEAVES | l`, the 64 leaves `leaves[l..l + 64]` of the 6 bits below (where nothing goes
+//! deeper); or `NODE | n`, the Poptrie root `nodes[n]`. A Poptrie node covers 6 bits: bit
+//! `j` of `vector` says slot `j` has a child (at `base_child + rank`), otherwise the
+//! slot's leaf is `leaves[base_leaf + rank of the run]`, where a set bit of `leafvec`
+//! starts a run of equal leaves (children are skipped, so runs continue across them).
+//! Every value is leaf-pushed, prefixes of /18 or shorter included: the entry a lookup
+//! ends at is the answer, with no fallback.
 
 use std::collections::BTreeMap;
 
@@ -29,17 +29,18 @@ pub(super) const DENSE_BITS: u32 = DENSE_END - TOP_BITS;
 pub(super) const DENSE: usize = 1 << DENSE_BITS;
 /// Bits per Poptrie node.
 pub(super) const STRIDE: u32 = 6;
-/// Entry flag: the rest is a dense offset (top entries), a mini offset (dense entries)
-/// or a Poptrie node index (mini entries).
+/// Entry flag: the rest is a dense offset (top entries), a mini offset and kind (dense
+/// entries) or a Poptrie node index (mini entries).
 pub(super) const NODE: u32 = 1 << 31;
-/// Dense entry flag beside `NODE`: the mini node is wide.
-pub(super) const WIDE: u32 = 1 << 30;
+/// Mini entry flag beside `NODE`: the rest is the index in `leaves` of 64 direct leaves
+/// (the 6 bits below the mini node), where the Poptrie root would have no child.
+pub(super) const LEAVES: u32 = 1 << 30;
+/// Low bits of a dense entry pointing at a mini node: half its bits (mini nodes are
+/// multiples of 16 entries, so their offsets leave these bits clear).
+pub(super) const KIND: u32 = 15;
 /// Bits of a narrow and of a wide mini node.
 pub(super) const NARROW_BITS: u32 = 4;
 pub(super) const WIDE_BITS: u32 = 10;
-/// A wide node's Poptrie starts one node below a narrow one's, so a burst's walks keep
-/// to one depth per pass.
-const _: () = assert!(WIDE_BITS == NARROW_BITS + STRIDE);
 /// Prefixes longer than /32 inside a /32 from which its mini node is wide.
 pub(super) const WIDE_MIN: usize = 16;
 /// Garbage allowed before a relayout, beyond the live part (entries, nodes or leaves).
@@ -209,12 +210,12 @@ impl Arrays {
     }
 
     /// Builds the mini node of one /32 for `pfx` (all longer than /32, inside it, sorted),
-    /// its Poptrie roots first; returns its dense entry (`NODE | offset`, `| WIDE`).
+    /// its Poptrie roots first; returns its dense entry (`NODE | offset | bits / 2`).
     fn build_mini(&mut self, pfx: &[(u128, u8, u32)], inherited: u32) -> u32 {
-        let (bits, flag) = if pfx.len() >= WIDE_MIN {
-            (WIDE_BITS, WIDE)
+        let bits = if pfx.len() >= WIDE_MIN {
+            WIDE_BITS
         } else {
-            (NARROW_BITS, 0)
+            NARROW_BITS
         };
         let end = DENSE_END + bits;
         let mut entry = vec![inherited; 1 << bits];
@@ -222,18 +223,28 @@ impl Arrays {
         let long = longer(pfx, end);
         let mini_slot = |a: u128| ((a << DENSE_END) >> (128 - bits)) as u32;
         for (s, from, to) in groups(&long, mini_slot) {
-            let root = self.build_node(&long[from..to], end, entry[s as usize]);
-            self.nodes.push(root);
-            entry[s as usize] = index(self.nodes.len() - 1);
+            let (group, inherited) = (&long[from..to], entry[s as usize]);
+            entry[s as usize] = if group.iter().all(|p| u32::from(p.1) <= end + STRIDE) {
+                // Nothing below the root: its 64 leaves, uncompressed.
+                let mut leaf = [inherited; 64];
+                paint(&mut leaf, group, end, end + STRIDE);
+                self.leaves.extend_from_slice(&leaf);
+                index(self.leaves.len() - 64) | LEAVES
+            } else {
+                let root = self.build_node(group, end, inherited);
+                self.nodes.push(root);
+                index(self.nodes.len() - 1)
+            };
         }
         let at = self.mini.len();
         assert!(
-            at + entry.len() <= WIDE as usize,
-            "Lpm6: mini nodes past 2^30 entries"
+            at + entry.len() <= NODE as usize,
+            "Lpm6: mini nodes past 2^31 entries"
         );
+        debug_assert_eq!(at as u32 & KIND, 0);
         self.mini.extend_from_slice(&entry);
         self.mini_nodes += 1;
-        NODE | flag | at as u32
+        NODE | at as u32 | (bits / 2)
     }
 
     /// Builds the Poptrie node at depth `d` for `pfx` (all longer than `d`, inside the
@@ -271,9 +282,9 @@ impl Arrays {
     }
 }
 
-/// `NODE | i`, checking that `i` fits.
+/// `NODE | i`, checking that `i` fits beside `LEAVES`.
 fn index(i: usize) -> u32 {
-    assert!(i < NODE as usize, "Lpm6: more than 2^31 nodes");
+    assert!(i < LEAVES as usize, "Lpm6: more than 2^30 nodes or leaves");
     NODE | i as u32
 }
 

@@ -4,18 +4,18 @@
 //! entry under it, or (when the top entry is a value) the top entry again, chosen
 //! branch-free so that a burst runs without mispredictions. Only an entry that points at a
 //! mini node (keys inside the /32s that hold longer prefixes) goes on: one direct read of
-//! the mini node, then, if that entry points at a Poptrie root, the Poptrie walk from bit
-//! 36 or 42. The batch takes a burst in passes: every key's second index, prefetching it
-//! (the top entries of a full view's announced space are a few hundred KiB, mostly
-//! cached); then every second entry, prefetching the mini entry of keys that go on; then
-//! the mini entries, prefetching the Poptrie roots; then the Poptrie walk one level per
-//! pass over the keys still inside it (those starting at bit 42 join at its pass),
-//! branch-free, prefetching each next node or leaf; then their leaves. The first two
-//! passes go in steps of four keys with a constant trip count, which the compiler unrolls.
+//! the mini node, then one of its 64 direct leaves or the Poptrie walk from bit 36 or 42.
+//! The batch takes a burst in passes: every key's second index, prefetching it (the top
+//! entries of a full view's announced space are a few hundred KiB, mostly cached); then
+//! every second entry and, for keys under a mini node, their mini entry and direct leaf
+//! read at once (no pass and no list of their own), prefetching the Poptrie roots; then
+//! the Poptrie walk one level per pass over the keys still inside it, branch-free, each
+//! key's slot taken from its own shifted address bits (so roots at bit 36 and 42 walk
+//! together), prefetching each next node or leaf; then their leaves. The first two passes
+//! go in steps of four keys with a constant trip count, which the compiler unrolls.
 
 use super::layout::{
-    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, NARROW_BITS, NODE, STRIDE, WIDE,
-    WIDE_BITS,
+    slot, Arrays, Node, CHUNKS, DENSE, DENSE_BITS, DENSE_END, KIND, LEAVES, NODE, STRIDE, WIDE_BITS,
 };
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
@@ -24,6 +24,9 @@ use std::hint::select_unpredictable;
 const BURST: usize = 64;
 /// Keys per step of the unrolled passes (divides `BURST`).
 const UNROLL: usize = 4;
+/// Poptrie levels whose slots a key's address bits from its root on hold (bits 32-96
+/// shifted past its mini node, which has at most `WIDE_BITS`).
+const REST_LEVELS: u32 = (64 - WIDE_BITS) / STRIDE;
 
 /// The top 32 bits of a key: all the top and dense levels read.
 #[inline(always)]
@@ -44,7 +47,7 @@ fn second(top: &[u32; CHUNKS], k: u32) -> usize {
 /// Bits of the mini node dense entry `e` points at.
 #[inline(always)]
 fn mini_bits(e: u32) -> u32 {
-    select_unpredictable(e & WIDE != 0, WIDE_BITS, NARROW_BITS)
+    (e & KIND) * 2
 }
 
 /// The index in `mini` of the entry a key whose top 64 bits are `hi` reads under dense
@@ -52,7 +55,13 @@ fn mini_bits(e: u32) -> u32 {
 #[inline(always)]
 fn mini_index(e: u32, hi: u64, bits: u32) -> usize {
     let bits32 = hi as u32; // address bits 32-64
-    ((e & !(NODE | WIDE)) + (bits32 >> (32 - bits))) as usize
+    ((e & !(NODE | KIND)) + (bits32 >> (32 - bits))) as usize
+}
+
+/// The top 6 bits of `r`: a slot.
+#[inline(always)]
+fn slot64(r: u64) -> u32 {
+    (r >> (64 - STRIDE)) as u32
 }
 
 /// One Poptrie step at node `n`, depth `d`: `Ok(child index)` or `Err(leaf index)`.
@@ -83,14 +92,31 @@ pub(super) fn lookup(a: &Arrays, addr: u128) -> u32 {
 fn below_dense(a: &Arrays, e: u32, addr: u128) -> u32 {
     let bits = mini_bits(e);
     let m = a.mini[mini_index(e, (addr >> 64) as u64, bits)];
+    let d = DENSE_END + bits;
     if m & NODE == 0 {
-        return m;
+        m
+    } else if m & LEAVES != 0 {
+        a.leaves[((m & !(NODE | LEAVES)) + slot(addr, d)) as usize]
+    } else {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU supports popcnt (checked just above).
+            return unsafe { walk_popcnt(a, m & !NODE, addr, d) };
+        }
+        walk(a, m & !NODE, addr, d)
     }
-    walk(a, m & !NODE, addr, DENSE_END + bits)
+}
+
+/// [`walk`] compiled with the popcnt instruction (a step counts bits; without it each
+/// count is a dozen instructions).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn walk_popcnt(a: &Arrays, i: u32, addr: u128, d: u32) -> u32 {
+    walk(a, i, addr, d)
 }
 
 /// The Poptrie walk from root node `i` (at depth `d`, under a mini node) to a leaf.
-#[inline]
+#[inline(always)]
 fn walk(a: &Arrays, mut i: u32, addr: u128, mut d: u32) -> u32 {
     loop {
         match step(&a.nodes[i as usize], addr, d) {
@@ -141,165 +167,132 @@ unsafe fn lookup_batch_popcnt(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     let out = &mut out[..keys.len()];
     let top = a.top();
-    let (mut at, mut hi) = ([0u32; BURST], [0u64; BURST]);
+    let mut at = [0u32; BURST];
     // In fours: the inner loops have a constant trip count, which the compiler unrolls.
-    for ((at, hi), keys) in at
-        .chunks_mut(UNROLL)
-        .zip(hi.chunks_mut(UNROLL))
-        .zip(keys.chunks(UNROLL))
-    {
-        for ((at, hi), &k) in at.iter_mut().zip(hi).zip(keys) {
-            *hi = (k >> 64) as u64;
-            let i = second(top, (*hi >> 32) as u32);
+    for (at, keys) in at.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)) {
+        for (at, &k) in at.iter_mut().zip(keys) {
+            let i = second(top, hi32(k));
             prefetch(a.direct.as_ptr().wrapping_add(i));
             *at = i as u32;
         }
     }
-    // Keys under a narrow and under a wide mini node: `cur` is their mini index.
-    let mut cur = [0u32; BURST];
-    let (mut narrow, mut nn) = ([0u8; BURST], 0);
-    let (mut wide, mut nwide) = ([0u8; BURST], 0);
-    for (c, (out, at)) in out.chunks_mut(UNROLL).zip(at.chunks(UNROLL)).enumerate() {
-        for (j, (o, &at)) in out.iter_mut().zip(at).enumerate() {
-            let e = a.direct[at as usize];
+    // Every key's second entry, and for a key under a mini node its mini entry at once
+    // (a dependent read, no pass of its own), and then its leaf if the mini entry points
+    // at 64 direct leaves (nothing waits on that read but `out`); keys at a Poptrie root
+    // go to `walk`, with the root in `cur` (prefetched) and their address bits from the
+    // root's depth on in `rest`.
+    let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
+    let (mut walk, mut nw) = ([0u8; BURST], 0);
+    let steps = out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL));
+    for (c, ((out, keys), at)) in steps.zip(at.chunks(UNROLL)).enumerate() {
+        for (j, ((o, &k), &at)) in out.iter_mut().zip(keys).zip(at).enumerate() {
+            let mut e = a.direct[at as usize];
             if e & NODE != 0 {
-                let i = c * UNROLL + j;
+                let i = (c * UNROLL + j) % BURST;
                 let bits = mini_bits(e);
-                let m = mini_index(e, hi[i], bits);
-                prefetch(a.mini.as_ptr().wrapping_add(m));
-                cur[i] = m as u32;
-                // Branch-free: written to both lists, counted in one.
-                let w = e & WIDE != 0;
-                narrow[nn] = i as u8;
-                wide[nwide] = i as u8;
-                nn += usize::from(!w);
-                nwide += usize::from(w);
+                // Address bits 32-96: the mini slot on top, then the Poptrie's bits.
+                let r = ((k << DENSE_END) >> 64) as u64;
+                let m = a.mini[(e & !(NODE | KIND)) as usize + (r >> (64 - bits)) as usize];
+                let (r, to) = (r << bits, m & !(NODE | LEAVES));
+                let (root, direct) = (m & (NODE | LEAVES) == NODE, m & LEAVES != 0);
+                // Branch-free: a key not at direct leaves reads leaf 0 (if any).
+                let l = select_unpredictable(direct, to + slot64(r), 0) as usize;
+                let leaf = a.leaves.get(l).copied().unwrap_or(0);
+                e = select_unpredictable(direct, leaf, m);
+                let p = a.nodes.as_ptr().wrapping_add(to as usize).cast::<u8>();
+                prefetch(select_unpredictable(root, p, a.mini.as_ptr().cast::<u8>()));
+                cur[i] = to;
+                rest[i] = r;
+                // Written always, counted if it walks.
+                walk[nw % BURST] = i as u8;
+                nw += usize::from(root);
             }
             // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
             *o = e.wrapping_sub(1);
         }
     }
-    if nn + nwide > 0 {
-        let nn = mini_pass(a, &mut cur, &mut narrow, nn, out);
-        let nwide = mini_pass(a, &mut cur, &mut wide, nwide, out);
-        if nn + nwide > 0 {
-            let keys = (keys, &hi);
-            poptrie_burst(a, keys, &mut cur, (&mut narrow, nn), &wide[..nwide], out);
-        }
+    if nw > 0 {
+        let entered = walk;
+        let entered = &entered[..nw.min(BURST)];
+        poptrie_burst(
+            a,
+            (keys, &at),
+            &mut cur,
+            &mut rest,
+            (&mut walk, entered),
+            out,
+        );
     }
 }
 
-/// Reads the mini entries of the keys `keys[..n]` (indices; `cur` holds their mini
-/// index): a value goes to `out`, a Poptrie root to `cur`, its node prefetched, and the
-/// key stays in `keys`; returns how many did.
-#[inline(always)]
-fn mini_pass(
-    a: &Arrays,
-    cur: &mut [u32; BURST],
-    keys: &mut [u8; BURST],
-    n: usize,
-    out: &mut [u32],
-) -> usize {
-    let mut still = 0;
-    for j in 0..n {
-        let i = keys[j] as usize;
-        let m = a.mini[cur[i] as usize];
-        if m & NODE != 0 {
-            cur[i] = m & !NODE;
-            prefetch(&a.nodes[cur[i] as usize]);
-            keys[still] = i as u8;
-            still += 1;
-        } else {
-            out[i] = m.wrapping_sub(1);
-        }
-    }
-    still
-}
-
-/// The Poptrie walk of the keys `walk` (indices into `keys`, roots at bit 36) and `late`
-/// (roots at bit 42), whose root nodes are in `cur`: one level per pass, prefetching each
-/// next node or leaf; then every leaf into `out`. Bits up to 64 come from `hi` (each key's
-/// top 64 bits), deeper ones from `keys`.
+/// The Poptrie walk of the keys `entered` (indices into `keys`, also in `walk`), whose
+/// root nodes are in `cur`, root depths in `at` and next address bits in `rest`: one
+/// level per pass, prefetching each next node or leaf; then every leaf into `out`. One pass steps keys at
+/// different depths: each key's slot comes from its `rest` for `REST_LEVELS` levels,
+/// then from the key itself.
 #[inline(always)]
 fn poptrie_burst(
     a: &Arrays,
-    (keys, hi): (&[u128], &[u64; BURST]),
+    (keys, at): (&[u128], &[u32; BURST]),
     cur: &mut [u32; BURST],
-    (walk, mut nw): (&mut [u8; BURST], usize),
-    late: &[u8],
+    rest: &mut [u64; BURST],
+    (walk, entered): (&mut [u8; BURST], &[u8]),
     out: &mut [u32],
 ) {
-    let (mut done, mut nd) = ([0u8; BURST], 0);
-    let mut d = DENSE_END + NARROW_BITS;
-    loop {
-        if d == DENSE_END + WIDE_BITS {
-            walk[nw..nw + late.len()].copy_from_slice(late);
-            nw += late.len();
-        }
-        if nw == 0 && d >= DENSE_END + WIDE_BITS {
-            break;
-        }
-        let mut level = Level {
-            a,
-            cur: &mut *cur,
-            walk: &mut *walk,
-            done: &mut done,
-            nd,
-        };
-        nw = if d + STRIDE <= 64 {
-            level.pass(nw, |i| ((!hi[i] << d) >> (64 - STRIDE)) as u32)
+    let (mut nw, mut p) = (entered.len(), 0);
+    while nw > 0 {
+        nw = if p < REST_LEVELS {
+            level(a, cur, walk, nw, |i| {
+                let r = rest[i];
+                rest[i] = r << STRIDE;
+                (!r >> (64 - STRIDE)) as u32
+            })
         } else {
-            level.pass(nw, |i| 63 - slot(keys[i], d))
+            level(a, cur, walk, nw, |i| {
+                let d = DENSE_END + mini_bits(a.direct[at[i] as usize]);
+                63 - slot(keys[i], d + p * STRIDE)
+            })
         };
-        nd = level.nd;
-        d += STRIDE;
+        p += 1;
     }
-    for &i in &done[..nd] {
+    // Every key that entered is at a leaf now.
+    for &i in entered {
         let i = i as usize % BURST;
         out[i] = a.leaves[cur[i] as usize].wrapping_sub(1);
     }
 }
 
-/// One level of the batched Poptrie walk.
-struct Level<'a, 'b> {
-    a: &'a Arrays,
-    /// Each key's node (or, once done, leaf) index.
-    cur: &'b mut [u32; BURST],
-    /// Keys still walking.
-    walk: &'b mut [u8; BURST],
-    /// Keys at a leaf, and how many.
-    done: &'b mut [u8; BURST],
-    nd: usize,
-}
-
-impl Level<'_, '_> {
-    /// Steps the keys `walk[..nw]`, branch-free (a burst of random keys would mispredict
-    /// child or leaf): `flip(i)` is 63 less key `i`'s slot at this level, the shift that
-    /// puts the slot's bit on top, so that its popcount counts the bits up to it. Returns
-    /// how many went on to a child.
-    #[inline(always)]
-    fn pass(&mut self, nw: usize, flip: impl Fn(usize) -> u32) -> usize {
-        let (nodes, leaves) = (&self.a.nodes, &self.a.leaves);
-        let mut still = 0;
-        for j in 0..nw.min(BURST) {
-            let i = self.walk[j] as usize % BURST;
-            let n = &nodes[self.cur[i] as usize];
-            let sh = flip(i);
-            let vector = n.vector << sh;
-            let child = (vector as i64) < 0;
-            let set = select_unpredictable(child, vector, n.leafvec << sh);
-            let base = select_unpredictable(child, n.base_child, n.base_leaf);
-            let next = base + set.count_ones() - 1;
-            self.cur[i] = next;
-            let node = nodes.as_ptr().wrapping_add(next as usize).cast::<u8>();
-            let leaf = leaves.as_ptr().wrapping_add(next as usize).cast::<u8>();
-            prefetch(select_unpredictable(child, node, leaf));
-            // Written to both lists, counted in one.
-            self.walk[still % BURST] = i as u8;
-            self.done[self.nd % BURST] = i as u8;
-            still += usize::from(child);
-            self.nd += usize::from(!child);
-        }
-        still
+/// Steps the keys `walk[..nw]` one level (`cur`: each key's node, then its child or leaf),
+/// branch-free (a burst of random keys would mispredict child or leaf): `flip(i)` is 63
+/// less key `i`'s slot at this level, the shift that puts the slot's bit on top, so that
+/// its popcount counts the bits up to it. Keeps in `walk` the keys that went on to a
+/// child and returns how many.
+#[inline(always)]
+fn level(
+    a: &Arrays,
+    cur: &mut [u32; BURST],
+    walk: &mut [u8; BURST],
+    nw: usize,
+    mut flip: impl FnMut(usize) -> u32,
+) -> usize {
+    let (nodes, leaves) = (&a.nodes, &a.leaves);
+    let mut still = 0;
+    for j in 0..nw.min(BURST) {
+        let i = walk[j] as usize % BURST;
+        let n = &nodes[cur[i] as usize];
+        let sh = flip(i);
+        let vector = n.vector << sh;
+        let child = (vector as i64) < 0;
+        let set = select_unpredictable(child, vector, n.leafvec << sh);
+        let base = select_unpredictable(child, n.base_child, n.base_leaf);
+        let next = base + set.count_ones() - 1;
+        cur[i] = next;
+        let node = nodes.as_ptr().wrapping_add(next as usize).cast::<u8>();
+        let leaf = leaves.as_ptr().wrapping_add(next as usize).cast::<u8>();
+        prefetch(select_unpredictable(child, node, leaf));
+        // Written always, counted if it goes on.
+        walk[still % BURST] = i as u8;
+        still += usize::from(child);
     }
+    still
 }
