@@ -162,7 +162,7 @@ fn ipv4_ecmp_member(fib: &Fib, group: NextHop, header: &[u8; IPV4_LEN], payload:
 
 /// First octets of martian and multicast addresses (0/8, 127/8, 224/3): the stages count
 /// those, so the fast path leaves them alone. One table load instead of three compares.
-static SPECIAL_FIRST_OCTET: [bool; 256] = {
+pub(super) static SPECIAL_FIRST_OCTET: [bool; 256] = {
     let mut t = [false; 256];
     let mut o = 0;
     while o < 256 {
