@@ -21,18 +21,17 @@
 use super::fast::{resolved_adjacency, SPECIAL_FIRST_OCTET};
 use super::fast6::special;
 use super::local::MacKey;
-use super::mpls::exposed_plain_ipv4;
 use super::{Verdict, CHUNK};
 use crate::fib::{Family, Fib, LabelOp, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_MPLS, HEADER_LEN};
-use crate::wire::ipv4::{field as ip4, set_ttl};
+use crate::wire::ipv4::{field as ip4, set_ttl, MIN_HEADER_LEN as IPV4_LEN, VER_IHL_NO_OPTIONS};
 use crate::wire::ipv6::{field as ip6, HEADER_LEN as IPV6_LEN};
 use crate::wire::mpls::{
     field as lse_field, is_reserved, BOS_BIT as BOS, ENTRY_LEN as LSE, LABEL_IPV4_EXPLICIT_NULL,
     LABEL_IPV6_EXPLICIT_NULL, TC_SHIFT,
 };
-use crate::wire::{be16, be32};
+use crate::wire::{be16, be32, checksum};
 
 /// Offset of the exposed IP header: Ethernet and the one label.
 const IP: usize = HEADER_LEN + LSE;
@@ -138,7 +137,10 @@ enum Exposed {
 /// the module docs); `None` leaves it to the stages.
 #[inline(always)]
 fn input(fib: &Fib, mac: MacKey, data: &[u8]) -> Option<Exposed> {
-    let (top, ip) = data.split_first_chunk::<IP>()?;
+    // Ethernet, the label and the shorter (IPv4) fixed header: one length check.
+    let frame: &[u8; IP + IPV4_LEN] = data.first_chunk()?;
+    let (top, ip) = frame.split_first_chunk::<IP>()?;
+    let ip: &[u8; IPV4_LEN] = ip.try_into().ok()?;
     if be16(top, eth::ETHERTYPE.start) != ETHERTYPE_MPLS || !mac.matches(top.first_chunk()?) {
         return None;
     }
@@ -160,7 +162,7 @@ fn input(fib: &Fib, mac: MacKey, data: &[u8]) -> Option<Exposed> {
             (0, e.ttl_mode)
         }
     };
-    let version = ip.first()? >> 4;
+    let version = ip[0] >> 4;
     if family != 0 && family != version {
         return None;
     }
@@ -168,12 +170,18 @@ fn input(fib: &Fib, mac: MacKey, data: &[u8]) -> Option<Exposed> {
         TtlMode::Uniform => ttl.min(label_ttl - 1),
         TtlMode::Pipe(_) => ttl,
     };
+    let room = data.len() - IP;
     if version == 4 {
         // A sound header without options; no own-source check below a label.
-        exposed_plain_ipv4(ip)?;
         let (src, dst) = (ip4::SRC_ADDR.start, ip4::DST_ADDR.start);
+        let total = be16(ip, ip4::LENGTH.start) as usize;
         let ttl = out(ip[ip4::TTL]);
-        if SPECIAL_FIRST_OCTET[ip[src] as usize] | SPECIAL_FIRST_OCTET[ip[dst] as usize] || ttl == 0
+        if ip[ip4::VER_IHL] != VER_IHL_NO_OPTIONS
+            || total < IPV4_LEN
+            || total > room
+            || !checksum::ipv4_header_verifies(ip)
+            || SPECIAL_FIRST_OCTET[ip[src] as usize] | SPECIAL_FIRST_OCTET[ip[dst] as usize]
+            || ttl == 0
         {
             return None;
         }
@@ -182,11 +190,12 @@ fn input(fib: &Fib, mac: MacKey, data: &[u8]) -> Option<Exposed> {
             ttl,
         });
     }
-    let hdr: &[u8; IPV6_LEN] = ip.first_chunk()?;
+    let frame: &[u8; IP + IPV6_LEN] = data.first_chunk()?;
+    let (_, hdr) = frame.split_last_chunk::<IPV6_LEN>()?;
     let hop = out(hdr[ip6::HOP_LIMIT]);
     let len = IPV6_LEN + be16(hdr, ip6::PAYLOAD_LEN) as usize;
     if version != 6
-        || len > ip.len()
+        || len > room
         || special(hdr[ip6::SRC.start]) | special(hdr[ip6::DST.start])
         || hop == 0
     {
@@ -266,9 +275,18 @@ fn forward<P: PacketBuf>(
         }
         lses[push - LSE + lse_field::S_BYTE] |= 1; // S on the bottom label
     }
+    // A datagram of its family's fixed header or more follows ([`input`] checked it).
     match family {
-        Family::Ipv4 => set_ttl(ip, out),
-        Family::Ipv6 => ip[ip6::HOP_LIMIT] = out,
+        Family::Ipv4 => {
+            if let Some(ip) = ip.first_chunk_mut::<IPV4_LEN>() {
+                set_ttl(ip, out);
+            }
+        }
+        Family::Ipv6 => {
+            if let Some(hop) = ip.get_mut(ip6::HOP_LIMIT) {
+                *hop = out;
+            }
+        }
     }
     Some(Verdict::Forward { port: adj.port })
 }
