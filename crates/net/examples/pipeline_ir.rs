@@ -13,7 +13,8 @@
 //! mpls_swap_staged, ipv4_forward_staged (the last two through the staged path only),
 //! ipv6_forward, 6pe_push (the IPv6 fast path, `pipeline::fast6`), mpls_explicit_null4,
 //! mpls_explicit_null6, mpls_pop_lookup4, mpls_pop_lookup6 (the egress LER,
-//! `pipeline::egress`); any case with `_staged` appended runs through the stages only.
+//! `pipeline::egress`), mpls_null_swap (explicit null above a swap: every fast path turns
+//! it away); any case with `_staged` appended runs through the stages only.
 
 #[path = "../benches/fixture/mod.rs"]
 mod fixture;
