@@ -7,7 +7,9 @@
 //! Payloads are IPv4 or IPv6 (global, link-local, multicast, NDP, own addresses), plain or
 //! labelled; adjacencies carry IPv4 or IPv6, and IPv6 routes (6PE among them) sit beside
 //! the IPv4 ones; IPv6 carries hop-by-hop, destination options and fragment headers, and
-//! the default IPv6 route is sometimes missing (no route).
+//! the default IPv6 route is sometimes missing (no route). A share of the frames are as an
+//! egress LER receives them: one label, an explicit null or a bound (often pop-and-lookup)
+//! one, over either family, with TTLs at the edges.
 #![forbid(unsafe_code)]
 
 mod pipeline_support;
