@@ -7,7 +7,9 @@
 //! Payloads are IPv4 or IPv6 (global, link-local, multicast, NDP, own addresses), plain or
 //! labelled; adjacencies carry IPv4 or IPv6, and IPv6 routes (6PE among them) sit beside
 //! the IPv4 ones; IPv6 carries hop-by-hop, destination options and fragment headers, and
-//! the default IPv6 route is sometimes missing (no route).
+//! the default IPv6 route is sometimes missing (no route). A share of the frames are as an
+//! egress LER receives them: one label, an explicit null or a bound (often pop-and-lookup)
+//! one, over either family, with TTLs at the edges.
 #![forbid(unsafe_code)]
 
 mod pipeline_support;
@@ -298,10 +300,22 @@ fn first_octet() -> impl Strategy<Value = u8> {
 }
 
 fn frame_spec() -> impl Strategy<Value = FrameSpec> {
-    let label = prop_oneof![8 => LABELS, 1 => 0u32..16, 1 => 16u32..(1 << 20)];
+    // Explicit nulls (0, 2) often, as an egress LER sees them.
+    let label = prop_oneof![
+        8 => LABELS,
+        2 => prop_oneof![Just(0u32), Just(2)],
+        1 => 0u32..16,
+        1 => 16u32..(1 << 20),
+    ];
     let ttl = prop_oneof![Just(0u8), Just(1), Just(2), any::<u8>()];
+    let entry = (label, 0u8..8, ttl.clone());
+    // A single label (the egress LER's case) often, else up to three.
+    let stack = prop_oneof![
+        2 => proptest::collection::vec(entry.clone(), 0..4),
+        1 => proptest::collection::vec(entry, 1..2),
+    ];
     (
-        proptest::collection::vec((label, 0u8..8, ttl.clone()), 0..4),
+        stack,
         (
             first_octet(),
             first_octet(),
@@ -311,7 +325,12 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
             0usize..1600,
         ),
         (prop_oneof![9 => Just(false), 1 => Just(true)], 0usize..24),
-        prop_oneof![6 => Just(None), 1 => (0usize..60, 1u8..=255).prop_map(Some)],
+        prop_oneof![
+            6 => Just(None),
+            1 => (0usize..60, 1u8..=255).prop_map(Some),
+            // The header a single label exposes.
+            1 => (18usize..58, 1u8..=255).prop_map(Some),
+        ],
         prop_oneof![8 => Just(0usize), 1 => 1usize..3, 1 => 1usize..40],
         (
             prop_oneof![6 => Just(128usize), 1 => 0usize..12],
@@ -359,6 +378,53 @@ fn frame_spec() -> impl Strategy<Value = FrameSpec> {
                 }
             },
         )
+}
+
+/// A frame as an egress LER receives it: one label (an explicit null or a bound label,
+/// TTLs at the edges or not) over either family. Three in four are clean (to the
+/// router, undamaged, routable addresses, an explicit null over its own family), so that
+/// the forwarding cases are common; the rest are as [`frame_spec`] draws them.
+fn egress_frame_spec() -> impl Strategy<Value = FrameSpec> {
+    let label = prop_oneof![1 => Just(0u32), 1 => Just(2u32), 2 => LABELS];
+    let ttl = prop_oneof![1 => 0u8..4, 1 => any::<u8>()];
+    (
+        frame_spec(),
+        (label, 0u8..8, ttl.clone()),
+        (ttl, ip6_spec(), any::<bool>()),
+        prop_oneof![3 => Just(true), 1 => Just(false)],
+    )
+        .prop_map(|(mut f, (label, tc, lttl), (ip_ttl, ip6, v6), clean)| {
+            f.labels = vec![(label, tc, lttl)];
+            f.ip.ttl = ip_ttl;
+            if clean {
+                f.dst = 0;
+                f.vlan = false;
+                f.cut = 0;
+                f.damage = None;
+                f.ihl_options = false;
+                f.ip.payload_len %= 200;
+                for a in [&mut f.ip.src, &mut f.ip.dst] {
+                    if !(9..16).contains(&a[0]) && a[0] != 192 {
+                        a[0] = 9 + a[0] % 7;
+                    }
+                }
+                let v6 = match label {
+                    0 => false,
+                    2 => true,
+                    _ => v6,
+                };
+                f.ip6 = v6.then_some(Ip6Spec {
+                    src: (ip6.src.0 % 6, ip6.src.1),
+                    dst: (ip6.dst.0 % 9, ip6.dst.1),
+                    hop: ip_ttl,
+                    len: ip6.len % 200,
+                    ..ip6
+                });
+            } else if let Some(ip6) = &mut f.ip6 {
+                ip6.hop = ip_ttl;
+            }
+            f
+        })
 }
 
 /// The destination MAC `s` asks for, on a frame received on `in_port`.
@@ -439,7 +505,10 @@ proptest! {
     #[test]
     fn fast_path_equals_staged_path(
         table in table_spec(),
-        frames in proptest::collection::vec(frame_spec(), 1..80),
+        frames in proptest::collection::vec(
+            prop_oneof![3 => frame_spec(), 1 => egress_frame_spec()],
+            1..80,
+        ),
         depth in prop_oneof![Just(8usize), 1usize..4],
         (accept_vlan, punt_ip_options) in (any::<bool>(), any::<bool>()),
         in_port in prop_oneof![9 => 0u16..4, 1 => Just(4u16)],
@@ -863,6 +932,278 @@ fn route_punts_are_decided_the_same_both_ways() {
             assert_eq!(fast_v[pos], Verdict::Forward { port: 2 });
             assert_eq!(fast_b, staged_b);
             assert_eq!(&fast_b[k], frame);
+        }
+    }
+}
+
+/// The egress LER's cases (explicit null 0 over IPv4 and 2 over IPv6, pop-and-lookup in
+/// uniform and pipe mode, towards a bare adjacency, one that pushes labels, an ECMP
+/// group), each first in its burst and behind a plain IPv4 packet: forwarded the same
+/// both ways, with the TTL, hop limit and labels the independent decoder reads.
+#[test]
+fn egress_cases_forward_the_same_both_ways() {
+    use etherparse::Ipv6Header;
+    let mut b = builder();
+    let plain4 = b.add_adjacency(adj(2, &[]));
+    let plain6 = b.add_adjacency(adj(2, &[]).with_payload(Family::Ipv6));
+    let push2 = b.add_adjacency(adj(3, &[1000, 2000]));
+    let m: Vec<_> = (0..3).map(|k| (b.add_adjacency(adj(k, &[])), 1)).collect();
+    let group = b.add_ecmp(&m).unwrap();
+    let pal = |ttl_mode| LabelEntry {
+        op: LabelOp::PopAndLookup,
+        next_hop: None,
+        ttl_mode,
+    };
+    b.add_label(130, pal(TtlMode::Uniform)).unwrap();
+    b.add_label(131, pal(TtlMode::Pipe(7))).unwrap();
+    let u = TtlMode::Uniform;
+    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, route(via(plain4), u))
+        .unwrap();
+    b.add_ipv4_route(addr([11, 0, 0, 0]), 8, route(via(push2), TtlMode::Pipe(0)))
+        .unwrap();
+    let ecmp = RouteTarget::NextHop(NextHop::Ecmp(group));
+    b.add_ipv4_route(addr([12, 0, 0, 0]), 8, route(ecmp, u))
+        .unwrap();
+    b.add_ipv6_route(prefix6(1), 48, route(via(plain6), u))
+        .unwrap();
+    b.add_ipv6_route(prefix6(2), 48, route(via(push2), u))
+        .unwrap();
+    let fib = b.build(1);
+    let ip4 = |d0, ttl| {
+        let mut ip = Ip4::new([198, 51, 100, 7], [d0, 1, 2, 3]).ttl(ttl);
+        ip.dscp = 0x28; // class selector 5
+        ip.bytes()
+    };
+    let ip6 = |net: u8, hop: u8| {
+        Ip6Spec {
+            src: (4, 7),
+            dst: (net, 9),
+            hop,
+            tc: 0x60,
+            flow: 5,
+            icmp: None,
+            opts: 0,
+            hbh: false,
+            frag: None,
+            len: 30,
+        }
+        .bytes()
+    };
+    // (frame, port, labels, TTL or hop limit of the datagram); port 99: any ECMP member.
+    let cases: [(Vec<u8>, u16, Vec<Lse>, u8); 8] = [
+        (mpls(&[(0, 5, 9)], &ip4(10, 64)), 2, vec![], 8),
+        // Uniform: min(IP TTL, label TTL - 1), so the IP TTL is not decremented again.
+        (mpls(&[(0, 0, 200)], &ip4(10, 64)), 2, vec![], 64),
+        (mpls(&[(2, 0, 9)], &ip6(1, 64)), 2, vec![], 8),
+        (mpls(&[(130, 0, 9)], &ip4(10, 64)), 2, vec![], 8),
+        // Pushed labels in the route's pipe mode (255), TC from the DSCP.
+        (
+            mpls(&[(130, 0, 9)], &ip4(11, 64)),
+            3,
+            vec![(1000, 5, false, 255), (2000, 5, true, 255)],
+            8,
+        ),
+        // 6PE out of an egress LER, TC from the traffic class (0x60 >> 5).
+        (
+            mpls(&[(130, 0, 9)], &ip6(2, 64)),
+            3,
+            vec![(1000, 3, false, 8), (2000, 3, true, 8)],
+            8,
+        ),
+        // Pipe mode: the exposed header's TTL as received.
+        (mpls(&[(131, 0, 9)], &ip6(1, 64)), 2, vec![], 64),
+        (mpls(&[(131, 0, 9)], &ip4(12, 64)), 99, vec![], 64),
+    ];
+    let other = ipv4_frame(&Ip4::new([198, 51, 100, 7], [10, 1, 2, 3]).ttl(64));
+    for (k, (f, want_port, want_labels, want_ttl)) in cases.iter().enumerate() {
+        for pos in 0..2 {
+            let mut burst = vec![VecBuf::new(f), VecBuf::new(f)];
+            burst.insert(pos, VecBuf::new(&other));
+            let [(fast_v, fast_b), (staged_v, staged_b)] =
+                both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+            assert_eq!(fast_v, staged_v, "case {k} at {pos}");
+            assert_eq!(fast_b, staged_b, "case {k} at {pos}");
+            let i = 1 - pos;
+            let port = match fast_v[i] {
+                Verdict::Forward { port } => port,
+                v => panic!("case {k}: not forwarded: {v:?}"),
+            };
+            assert!(
+                port == *want_port || (*want_port == 99 && port < 3),
+                "case {k}"
+            );
+            let d = decode(&fast_b[i]);
+            assert_eq!(&d.labels, want_labels, "case {k}");
+            let ttl = match &d.ip {
+                Some(h) => h.time_to_live,
+                None => {
+                    let (h, _) = Ipv6Header::from_slice(&d.payload).expect("ipv6");
+                    assert_eq!(h.payload_length as usize + 40, d.payload.len());
+                    h.hop_limit
+                }
+            };
+            assert_eq!(ttl, *want_ttl, "case {k}");
+        }
+    }
+}
+
+/// Egress LER packets the fast path must leave to the stages (or that the stages decide
+/// otherwise than by forwarding): the wrong family under an explicit null, TTLs that
+/// expire, special addresses, a bad checksum, routes that punt or drop, deeper stacks.
+/// Both paths give the expected verdict, and leave the packet untouched unless it is
+/// forwarded.
+#[test]
+fn egress_special_cases_are_decided_the_same_both_ways() {
+    use net::pipeline::PuntReason;
+    let mut b = builder();
+    let plain4 = b.add_adjacency(adj(2, &[]));
+    let plain6 = b.add_adjacency(adj(2, &[]).with_payload(Family::Ipv6));
+    let unresolved = b.add_adjacency(Adjacency::new(
+        1,
+        1500,
+        [10, 0, 1, 2],
+        None,
+        port_mac(1),
+        &[],
+    ));
+    let pal = |ttl_mode| LabelEntry {
+        op: LabelOp::PopAndLookup,
+        next_hop: None,
+        ttl_mode,
+    };
+    b.add_label(130, pal(TtlMode::Uniform)).unwrap();
+    b.add_label(131, pal(TtlMode::Pipe(0))).unwrap();
+    let u = TtlMode::Uniform;
+    b.add_ipv4_route(addr([10, 0, 0, 0]), 8, route(via(plain4), u))
+        .unwrap();
+    b.add_ipv4_route(addr([11, 0, 0, 0]), 8, route(RouteTarget::Local, u))
+        .unwrap();
+    b.add_ipv4_route(addr([12, 0, 0, 0]), 8, route(RouteTarget::Blackhole, u))
+        .unwrap();
+    let connected = RouteTarget::Connected { port: 1 };
+    b.add_ipv4_route(addr([13, 0, 0, 0]), 8, route(connected, u))
+        .unwrap();
+    b.add_ipv4_route(addr([14, 0, 0, 0]), 8, route(via(unresolved), u))
+        .unwrap();
+    b.add_ipv6_route(prefix6(1), 48, route(via(plain6), u))
+        .unwrap();
+    // An IPv6 route to an adjacency that carries IPv4 bare.
+    b.add_ipv6_route(prefix6(2), 48, route(via(plain4), u))
+        .unwrap();
+    let fib = b.build(1);
+    let ip4 = |src: [u8; 4], d: [u8; 4], ttl| Ip4::new(src, d).ttl(ttl).bytes();
+    let good = [198, 51, 100, 7];
+    let ip6 = |src: u8, dst: u8, hop: u8| {
+        Ip6Spec {
+            src: (src, 7),
+            dst: (dst, 9),
+            hop,
+            tc: 0,
+            flow: 5,
+            icmp: None,
+            opts: 0,
+            hbh: false,
+            frag: None,
+            len: 30,
+        }
+        .bytes()
+    };
+    let mut bad_sum = ip4(good, [10, 1, 2, 3], 64);
+    bad_sum[10] ^= 1;
+    let expired = Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT });
+    let fwd = Verdict::Forward { port: 2 };
+    let drop = Verdict::Drop;
+    let cases = [
+        (
+            mpls(&[(0, 0, 9)], &ip6(1, 1, 64)),
+            drop(DropReason::UnsupportedPayload),
+        ),
+        (
+            mpls(&[(2, 0, 9)], &ip4(good, [10, 1, 2, 3], 64)),
+            drop(DropReason::UnsupportedPayload),
+        ),
+        (mpls(&[(0, 0, 1)], &ip4(good, [10, 1, 2, 3], 64)), expired),
+        (mpls(&[(130, 0, 9)], &ip4(good, [10, 1, 2, 3], 0)), expired),
+        (mpls(&[(130, 0, 9)], &ip6(1, 1, 0)), expired),
+        // Pipe mode: the label's TTL does not expire the packet, the IP TTL as received.
+        (mpls(&[(131, 0, 1)], &ip4(good, [10, 1, 2, 3], 64)), fwd),
+        (mpls(&[(131, 0, 9)], &ip4(good, [10, 1, 2, 3], 1)), fwd),
+        (mpls(&[(131, 0, 9)], &ip4(good, [10, 1, 2, 3], 0)), expired),
+        // No own-source check below a label (the router's replies come back that way).
+        (
+            mpls(&[(0, 0, 9)], &ip4(ROUTER_ADDR, [10, 1, 2, 3], 64)),
+            fwd,
+        ),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [224, 0, 0, 5], 64)),
+            Verdict::SlowPath(PuntReason::LinkLocalMulticast),
+        ),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [127, 0, 0, 1], 64)),
+            drop(DropReason::MartianAddress),
+        ),
+        (mpls(&[(0, 0, 9)], &bad_sum), drop(DropReason::BadChecksum)),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [9, 1, 2, 3], 64)),
+            drop(DropReason::NoRoute),
+        ),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [11, 1, 2, 3], 64)),
+            Verdict::SlowPath(PuntReason::LocalDelivery),
+        ),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [12, 1, 2, 3], 64)),
+            drop(DropReason::NoRoute),
+        ),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [13, 1, 2, 3], 64)),
+            Verdict::SlowPath(PuntReason::Glean { port: 1 }),
+        ),
+        (
+            mpls(&[(0, 0, 9)], &ip4(good, [14, 1, 2, 3], 64)),
+            Verdict::SlowPath(PuntReason::ArpNeeded { adj: unresolved }),
+        ),
+        (
+            mpls(&[(2, 0, 9)], &ip6(1, 6, 64)),
+            drop(DropReason::LinkLocalScope),
+        ),
+        (
+            mpls(&[(2, 0, 9)], &ip6(1, 3, 64)),
+            Verdict::SlowPath(PuntReason::Unreachable { in_port: IN_PORT }),
+        ),
+        (
+            mpls(&[(2, 0, 9)], &ip6(1, 2, 64)),
+            drop(DropReason::UnsupportedPayload),
+        ),
+        // The router's own global address below a label: routed (no own check there).
+        (
+            mpls(&[(2, 0, 9)], &ip6(1, 8, 64)),
+            Verdict::SlowPath(PuntReason::Unreachable { in_port: IN_PORT }),
+        ),
+        // Deeper stacks are the stages' (both labels popped, then the lookup).
+        (
+            mpls(&[(0, 0, 9), (130, 0, 9)], &ip4(good, [10, 1, 2, 3], 64)),
+            fwd,
+        ),
+        (
+            mpls(&[(130, 0, 9), (0, 0, 9)], &ip4(good, [10, 1, 2, 3], 64)),
+            fwd,
+        ),
+    ];
+    for (k, (frame, want)) in cases.iter().enumerate() {
+        for pos in 0..2 {
+            let other = ipv4_frame(&Ip4::new(good, [10, 1, 2, 3]));
+            let mut burst = vec![VecBuf::new(frame)];
+            burst.insert(pos, VecBuf::new(&other));
+            let [(fast_v, fast_b), (staged_v, staged_b)] =
+                both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+            let i = 1 - pos;
+            assert_eq!(staged_v[i], *want, "staged: case {k}");
+            assert_eq!(fast_v, staged_v, "fast: case {k}");
+            assert_eq!(fast_b, staged_b, "case {k}");
+            if !matches!(want, Verdict::Forward { .. }) {
+                assert_eq!(&fast_b[i], frame, "case {k}");
+            }
         }
     }
 }

@@ -664,6 +664,15 @@ fn received_packets_are_counted_once_by_family() {
     let v6_ndp = frame6(&Ip6::new("fe80::9", OWN).icmp(135).hop(255)); // staged
     let swap = mpls(&[(100, 0, 64)], &[0x45; 40]);
     let unknown_label = mpls(&[(999, 0, 64)], &[0x45; 40]); // staged
+                                                            // Egress LER (the `egress` fast path): explicit null and pop-and-lookup, forwarded
+                                                            // or turned back to the stages after the lookup (no route).
+    let v4 = Ip4::new([10, 9, 9, 9], [198, 51, 100, 7]).bytes();
+    let null4 = mpls(&[(0, 0, 64)], &v4);
+    let pal6 = mpls(&[(120, 0, 64)], &Ip6::new(SRC, DST).bytes());
+    let null4_noroute = mpls(
+        &[(0, 0, 64)],
+        &Ip4::new([10, 9, 9, 9], [203, 0, 113, 7]).bytes(),
+    );
     let arp = eth(0x0806, &[0; 28]);
     let mut vlan = eth(0x8100, &[0, 5, 0x08, 0x00]); // IPv4 where tags are accepted
     vlan.extend_from_slice(&Ip4::new([10, 9, 9, 9], [198, 51, 100, 7]).bytes());
@@ -676,6 +685,9 @@ fn received_packets_are_counted_once_by_family() {
         (Family::Ipv6, v6_ndp, 2),
         (Family::Mpls, swap, 5),
         (Family::Mpls, unknown_label, 2),
+        (Family::Mpls, null4, 4),
+        (Family::Mpls, pal6, 3),
+        (Family::Mpls, null4_noroute, 2),
         (Family::Other, arp, 3),
         (Family::Other, vlan, 1),
         (Family::Other, truncated, 1),
@@ -686,7 +698,7 @@ fn received_packets_are_counted_once_by_family() {
             ..PipelineConfig::default()
         };
         let p = net::pipeline::Pipeline::new(cfg, local6());
-        // Interleaved, 3 rounds (96 packets: two chunks), starting with another family.
+        // Interleaved, 3 rounds (123 packets: two chunks), starting with another family.
         let mut frames = Vec::new();
         let mut fams = Vec::new();
         let mut want = [0u64; Family::COUNT];

@@ -11,7 +11,8 @@
 //! labels, TTL 1, IP options, martians, frames not addressed to the input port's MAC,
 //! sources that may be the router's own, swap-and-push, pops that expose a label,
 //! unresolved next hops, a packet too big, a stack the staged walk would refuse) returns
-//! `None` untouched, and the staged path decides it.
+//! `None` untouched, and the staged path decides it (after [`super::egress`] has taken
+//! the explicit nulls and pop-and-lookup labels it forwards).
 //!
 //! Written for instruction count (the stage's cost is about proportional to it): fixed-size
 //! views so that one length check covers every header byte read, the packet's bytes taken
@@ -162,7 +163,7 @@ fn ipv4_ecmp_member(fib: &Fib, group: NextHop, header: &[u8; IPV4_LEN], payload:
 
 /// First octets of martian and multicast addresses (0/8, 127/8, 224/3): the stages count
 /// those, so the fast path leaves them alone. One table load instead of three compares.
-static SPECIAL_FIRST_OCTET: [bool; 256] = {
+pub(super) static SPECIAL_FIRST_OCTET: [bool; 256] = {
     let mut t = [false; 256];
     let mut o = 0;
     while o < 256 {

@@ -33,13 +33,15 @@ const FRAME: usize = HEADER_LEN + IPV6_LEN;
 /// (unspecified, loopback, ::/8), 0xfe (link-local among fe00::/8), 0xff (multicast).
 /// One add and compare.
 #[inline(always)]
-fn special(first: u8) -> bool {
+pub(super) fn special(first: u8) -> bool {
     first.wrapping_add(2) <= 2
 }
 
 /// Fast-path IPv6 for the packets `pkts[which[k]]`, received on `in_port` whose MAC is
-/// `mac`: each is decided (its verdict written) or its index appended to `fail[..n]`
-/// for the stages. Out of line: its arrays are only set up for bursts that carry IPv6.
+/// `mac`: each is decided (its verdict written) or its index appended to `fail[..n]`;
+/// the egress LER ([`super::egress`]) then takes its pick of those, and the rest are for
+/// the stages. Returns how many the egress LER forwarded (labelled packets, for the
+/// family counts). Out of line: its arrays are only set up for bursts that carry IPv6.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(crate) fn burst<P: PacketBuf>(
@@ -52,7 +54,7 @@ pub(crate) fn burst<P: PacketBuf>(
     which: &[u8],
     fail: &mut [u8; CHUNK],
     n: &mut usize,
-) {
+) -> usize {
     let mut dsts = [0u128; CHUNK];
     let mut idx = [0u8; CHUNK];
     let mut q = 0;
@@ -70,7 +72,7 @@ pub(crate) fn burst<P: PacketBuf>(
         }
     }
     if q == 0 {
-        return;
+        return egress(fib, mac, pkts, verdicts, fail, n);
     }
     let mut routes = [NO_ROUTE; CHUNK];
     fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);
@@ -87,6 +89,27 @@ pub(crate) fn burst<P: PacketBuf>(
             }
         }
     }
+    egress(fib, mac, pkts, verdicts, fail, n)
+}
+
+/// [`super::egress::burst`] on the packets left in `fail[..n]`, which it leaves there
+/// if it turns them away: the number it settled.
+#[inline(always)]
+fn egress<P: PacketBuf>(
+    fib: &Fib,
+    mac: MacKey,
+    pkts: &mut [P],
+    verdicts: &mut [Verdict],
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) -> usize {
+    if *n == 0 {
+        return 0;
+    }
+    let left = *fail;
+    let l = core::mem::replace(n, 0);
+    super::egress::burst(fib, mac, pkts, verdicts, &left[..l], fail, n);
+    l - *n
 }
 
 /// The IPv6 header of a packet the fast path can forward once its route is known: plain

@@ -1,9 +1,10 @@
 //! The data path: one burst of received frames in, one [`Verdict`] per frame out.
 //!
-//! The commonest packets (plain swap, PHP, IPv4 or IPv6 to one next hop, LER push) take a
-//! fast path ([`fast`], [`fast6`]) that checks exactly what they need; every other packet
-//! goes through the stages, each run over the whole burst before the next (grout/VPP
-//! style, so that table lookups of different packets overlap):
+//! The commonest packets (plain swap, PHP, IPv4 or IPv6 to one next hop, LER push, and at
+//! an egress LER a single explicit null or pop-and-lookup label over either family) take
+//! a fast path ([`fast`], [`fast6`], [`egress`]) that checks exactly what they need; every
+//! other packet goes through the stages, each run over the whole burst before the next
+//! (grout/VPP style, so that table lookups of different packets overlap):
 //! 1. [`classify`]: destination MAC, Ethernet, ethertype, IPv4 input checks (RFC 1812
 //!    §5.2.1, §5.2.2, §5.3.4, §5.3.7; the router's own addresses: [`LocalAddrs`]) and
 //!    IPv6 ones ([`ipv6`]: RFC 8200, RFC 4291 address scopes, NDP);
@@ -33,7 +34,8 @@
 //!   forwarded as IP are cut to their total length (IPv6: 40 + payload length).
 //!
 //! IPv6 (the fast path, [`fast6`], takes plain forwarding, LER and 6PE push, and PHP
-//! exposing IPv6; it runs after the IPv4 and label loops, on what they turned away):
+//! exposing IPv6; it runs after the IPv4 and label loops, on what they turned away, and
+//! hands what it turns away to [`egress`]):
 //! - TTL rules as for IPv4, with the hop limit. Label 2 is popped like label 0 at any
 //!   depth; at the bottom, 0 and 2 require their family, other dispositions go by the
 //!   first nibble. A packet leaving bare takes an adjacency only if its `payload` family
@@ -51,6 +53,7 @@
 //!   there and are dropped: the slow path sends NDP and link-local replies itself.
 
 mod classify;
+mod egress;
 mod family;
 mod fast;
 mod fast6;
@@ -423,10 +426,12 @@ impl Pipeline {
                     };
                     families.add(Family::Mpls, labelled);
                     if m > 0 {
-                        // IPv6 ([`fast6`]) last: what it turns away goes to the stages.
+                        // IPv6 ([`fast6`]) last: what it turns away goes to the egress
+                        // LER ([`egress`], from inside fast6::burst: called from here, it
+                        // made the IPv4 loops spill, +5 Ir), then to the stages.
                         let left = staged;
                         let l = core::mem::replace(&mut m, 0);
-                        fast6::burst(
+                        let egress = fast6::burst(
                             fib,
                             local,
                             mac,
@@ -437,7 +442,8 @@ impl Pipeline {
                             &mut staged,
                             &mut m,
                         );
-                        families.add(Family::Ipv6, l - m);
+                        families.add(Family::Ipv6, l - m - egress);
+                        families.add(Family::Mpls, egress);
                     }
                 }
             }
