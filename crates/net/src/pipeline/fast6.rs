@@ -21,7 +21,9 @@ use super::local::{LocalAddrs, MacKey};
 use super::{hash, DropReason, PuntReason, Verdict, CHUNK};
 use crate::fib::{Fib, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE};
 use crate::packet::PacketBuf;
-use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN};
+use crate::wire::ethernet::{
+    field as eth, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_MPLS, HEADER_LEN,
+};
 use crate::wire::ipv6::{field, HEADER_LEN as IPV6_LEN, NH_HOP_BY_HOP};
 use crate::wire::mpls::{field as lse_field, ENTRY_LEN as LSE, TC_SHIFT};
 use crate::wire::{be16, be32};
@@ -103,7 +105,13 @@ fn egress<P: PacketBuf>(
     fail: &mut [u8; CHUNK],
     n: &mut usize,
 ) -> usize {
-    if *n == 0 {
+    // Only a labelled frame can be the egress LER's: chunks of ARP, TTL 1 or other
+    // traffic for the stages skip its setup (~18 Ir a packet in punt-ir's mixes).
+    let labelled = |&i: &u8| {
+        let d = pkts[i as usize].data();
+        d.len() > HEADER_LEN && be16(d, eth::ETHERTYPE.start) == ETHERTYPE_MPLS
+    };
+    if !fail[..*n].iter().any(labelled) {
         return 0;
     }
     let left = *fail;
