@@ -176,29 +176,6 @@ impl PacketBuf for Mbuf {
             )
         }
     }
-    #[inline]
-    fn grow(&mut self, front: usize, back: usize) -> &mut [u8] {
-        // trim then prepend on one reference, as in shrink().
-        let m = self.m_mut();
-        if back > 0 && back <= m.data_len as usize {
-            m.data_len -= back as u16;
-            m.pkt_len -= back as u32;
-        }
-        if front > 0 && front <= m.data_off as usize {
-            m.data_off -= front as u16;
-            m.data_len += front as u16;
-            m.pkt_len += front as u32;
-        }
-        // SAFETY: as in data_mut(): buf_addr + data_off points at data_len bytes of this
-        // segment (the prepended ones are headroom, uninitialised as prepend() leaves
-        // them but inside the buffer), and we hold the mbuf exclusively.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                (m.buf_addr as *mut u8).add(m.data_off as usize),
-                m.data_len as usize,
-            )
-        }
-    }
 }
 
 impl Drop for Mbuf {

@@ -34,21 +34,6 @@ pub trait PacketBuf {
         let _ = self.adj(front);
         self.data_mut()
     }
-    /// Removes `back` bytes from the end (as [`PacketBuf::trim`], skipped when the packet
-    /// is shorter), then moves the start `front` bytes to the front (as
-    /// [`PacketBuf::prepend`], skipped when the headroom is short), and returns the bytes
-    /// then held: the LER push's resize in one call, for the reason [`PacketBuf::shrink`]
-    /// gives.
-    #[inline]
-    fn grow(&mut self, front: usize, back: usize) -> &mut [u8] {
-        if back > 0 {
-            let _ = self.trim(back);
-        }
-        if front > 0 {
-            let _ = self.prepend(front);
-        }
-        self.data_mut()
-    }
     /// Packet length in bytes.
     fn len(&self) -> usize {
         self.data().len()
@@ -174,20 +159,5 @@ mod tests {
         // Each part is skipped when the packet is shorter, as trim and adj are.
         assert_eq!(p.shrink(1, 3), &mut [5]);
         assert_eq!(p.shrink(2, 0), &mut [5]);
-    }
-
-    #[test]
-    fn grow_is_trim_then_prepend() {
-        let mut p = VecBuf::with_headroom(&[1, 2, 3, 4, 5, 6], 3);
-        let d = p.grow(2, 1);
-        assert_eq!(d.len(), 7);
-        assert_eq!(&d[2..], &[1, 2, 3, 4, 5]);
-        assert_eq!(p.headroom(), 1);
-        // Each part is skipped when the packet or the headroom is short, as trim and
-        // prepend are.
-        assert_eq!(p.grow(2, 0).len(), 7);
-        assert_eq!(p.grow(0, 8).len(), 7);
-        assert_eq!(p.grow(1, 2).len(), 6);
-        assert_eq!(p.headroom(), 0);
     }
 }

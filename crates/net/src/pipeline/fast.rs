@@ -282,19 +282,25 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     // The label's TC from the DSCP's class selector bits.
     let tc = (frame[HEADER_LEN + ip4::DSCP_ECN] >> 5) as u32;
     let ttl = frame[HEADER_LEN + ip4::TTL] - 1;
-    // In one call: trim, prepend and data_mut apart read the mbuf back after each write
-    // (as the PHP pop's did: docs/benchmarks.md, h-php).
-    let d = pkt.grow(push, pad);
-    let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
-    let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
+    if pad > 0 {
+        let _ = pkt.trim(pad);
+    }
     if push == 0 {
+        let (eth, ip) = pkt.data_mut().split_at_mut(HEADER_LEN);
         eth.copy_from_slice(adj.ethernet_template());
+        if let Some(ip) = ip.first_chunk_mut() {
+            decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+        }
     } else {
+        let _ = pkt.prepend(push);
         let outer = match route.ttl_mode {
             TtlMode::Uniform => ttl,
             TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
             TtlMode::Pipe(t) => t,
         } as u32;
+        let d = pkt.data_mut();
+        let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
+        let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
         let (template_eth, template_lses) = adj.header_template().split_at(HEADER_LEN);
         eth.copy_from_slice(template_eth);
         // Template words have TC, S and TTL clear.
@@ -305,9 +311,9 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
             lse.copy_from_slice(&(be32(t, 0) | tc << TC_SHIFT | outer).to_be_bytes());
         }
         lses[push - LSE + lse_field::S_BYTE] |= 1; // S on the bottom label
-    }
-    if let Some(ip) = ip.first_chunk_mut() {
-        decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+        if let Some(ip) = ip.first_chunk_mut() {
+            decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+        }
     }
     Some(Verdict::Forward { port: adj.port })
 }

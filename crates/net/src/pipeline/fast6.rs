@@ -209,13 +209,18 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
     }
     // The label's TC from the traffic class's class selector bits (its top three).
     let tc = ((frame[HEADER_LEN] >> 1) & 7) as u32;
+    if pad > 0 {
+        let _ = pkt.trim(pad);
+    }
+    if push > 0 {
+        let _ = pkt.prepend(push);
+    }
     let outer = match route.ttl_mode {
         TtlMode::Uniform => hop,
         TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
         TtlMode::Pipe(t) => t,
     } as u32;
-    // In one call, as IPv4's push (`fast::ipv4_forward`).
-    let d = pkt.grow(push, pad);
+    let d = pkt.data_mut();
     let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
     let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
     let (template_eth, template_lses) = adj.header_template().split_at(HEADER_LEN);
