@@ -26,6 +26,11 @@
 #     --prefixes FILE   full view for ipv4-full (default ../shared/data/ipv4-fullview-2023.txt.gz)
 #     --prefixes6 FILE  full view for ipv6-full (default ../shared/data/ipv6-fullview-2023.txt.gz)
 #     --json FILE       also write the results as JSON
+#     --compare LABEL=BINARY   another router binary (e.g. a build of an older commit)
+#                       measured in the same runs, right beside the router: rows
+#                       SCENARIO@LABEL share the source, testpmd and l3fwd figures, and
+#                       the routers' order rotates run by run (repeatable; forwarding
+#                       scenarios only). Before/after in one sitting, l3fwd loaded once
 #     --no-build        use the binaries already built
 #     --no-l3fwd        skip building and running l3fwd
 #     --workdir DIR     pcaps, configs, logs (default target/bench/run)
@@ -53,7 +58,7 @@ RUNS=""
 need() { [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --scenario|--count|--size|--workers|--json|--startup-timeout|--l3fwd-startup-timeout|--lcores)
+    --scenario|--count|--size|--workers|--json|--startup-timeout|--l3fwd-startup-timeout|--lcores|--compare)
       need "$@"; ARGS+=("$1" "$2"); shift 2 ;;
     --runs) need "$@"; RUNS="$2"; shift 2 ;;
     --warmup) need "$@"; WARMUP="$2"; shift 2 ;;

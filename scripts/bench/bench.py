@@ -7,7 +7,8 @@ Each measurement is one process of one tool on lcores 0 (main, idle) and 1..N (w
   source   testpmd --forward-mode=rxonly: what the pcap source alone delivers
   testpmd  testpmd --forward-mode=io, pcap -> null: the ceiling of this source and sink
   l3fwd    DPDK's l3fwd, LPM, the scenario's IPv4 or IPv6 routes (plain IP scenarios only)
-  router   mplsrouter run with the scenario's routes
+  router   mplsrouter run with the scenario's routes (and each --compare binary, the
+           routers' order rotated run by run, so that before/after share one sitting)
 Throughput is the rate of one ethdev counter over a measured interval after warm-up:
 packets transmitted on the sink (port 1, net_null), or received on the source (port 0)
 for `source`. The counters are read through DPDK's telemetry socket at the start and end
@@ -354,13 +355,13 @@ class Bench:
             f.write("\n".join(lines) + "\n")
         return path
 
-    def router(self, scen, run, pcap, routes):
+    def router(self, scen, run, pcap, routes, binary=None, tool="router"):
         fp = self.prefix()
         cfg = self.router_config(scen, fp, pcap, routes)
         hard = self.o.startup_timeout + self.o.warmup + self.o.measure + 30
-        cmd = [self.o.router, "run", "--config", cfg, "--duration", str(int(hard)),
+        cmd = [binary or self.o.router, "run", "--config", cfg, "--duration", str(int(hard)),
                "--stats-interval", "1"]
-        proc = Proc(cmd, self.logname(scen, "router", run), fp)
+        proc = Proc(cmd, self.logname(scen, tool, run), fp)
         tele = Telemetry(fp)
         def lines_moving():
             return any(float(m.group(2)) > 0 for m in map(LINE.match, proc.output().splitlines()) if m)
@@ -440,49 +441,93 @@ def l3fwd_rules(o, scen, routes):
     return paths[4], paths[6]
 
 
+ROUTER_FIGURES = ("router_mpps", "router_cycles_per_packet", "router_forwarding_cycles_per_packet")
+
+
+def router_order(labels, run):
+    """The routers' order in run `run` (from 1): rotated by one each run, so that with as
+    many runs as routers each takes each place once (a drift of the host hits all alike)."""
+    k = (run - 1) % len(labels)
+    return labels[k:] + labels[:k]
+
+
+def measure_router(b, scen, run, pcap, routes, binary, label, samples):
+    tool = "router" if label is None else "router-" + label
+    rate, tele_rate, cpp, fwd = b.router(scen, run, pcap, routes, binary, tool)
+    for key, v in zip(ROUTER_FIGURES, (rate, cpp, fwd)):
+        samples[key].append(v)
+    samples["router_telemetry_mpps"].append(tele_rate)  # None: no socket
+    return rate
+
+
 def run_scenario(b, o, scen):
+    """The scenario's results: the router's, then one per --compare binary (named
+    SCENARIO@LABEL), each with the source, testpmd and l3fwd figures of the same runs."""
     pcap, routes = generate(o, scen)
     plain = scen in PLAIN_IP and o.l3fwd is not None
     rules4 = rules6 = None
     if plain:
         rules4, rules6 = l3fwd_rules(o, scen, routes)
-    samples = {k: [] for k, _ in report.FIGURES}
-    samples["router_telemetry_mpps"] = []
+    binaries = {None: o.router}
+    binaries.update(dict(o.compare))
+    labels = list(binaries)
+    samples = {}
+    for label in labels:
+        samples[label] = {k: [] for k, _ in report.FIGURES}
+        samples[label]["router_telemetry_mpps"] = []
+    shared = samples[None]
+
+    def source():
+        rate, _ = b.testpmd(scen, run, pcap, "rxonly")
+        shared["source_rx_mpps"].append(rate)
+        return rate
+
+    def testpmd():
+        rate, cpp = b.testpmd(scen, run, pcap, "io")
+        shared["testpmd_io_mpps"].append(rate)
+        shared["testpmd_io_cycles_per_packet"].append(cpp)
+        return rate
+
+    def l3fwd():
+        rate = b.l3fwd(scen, run, pcap, rules4, rules6)
+        shared["l3fwd_mpps"].append(rate)
+        return rate
+
+    def router(label):
+        return lambda: measure_router(b, scen, run, pcap, routes, binaries[label], label,
+                                      samples[label])
+
     for run in range(1, o.runs + 1):
         # A B C D A B C D ...: slow drifts of the host hit every tool alike.
-        for tool in ("source", "testpmd", "l3fwd", "router"):
-            if tool == "l3fwd" and not plain:
-                continue
+        steps = [("source", source), ("testpmd", testpmd)]
+        steps += [("l3fwd", l3fwd)] if plain else []
+        steps += [("router" if l is None else "router@" + l, router(l))
+                  for l in router_order(labels, run)]
+        for name, step in steps:
             try:
-                if tool == "source":
-                    rate, _ = b.testpmd(scen, run, pcap, "rxonly")
-                    samples["source_rx_mpps"].append(rate)
-                elif tool == "testpmd":
-                    rate, cpp = b.testpmd(scen, run, pcap, "io")
-                    samples["testpmd_io_mpps"].append(rate)
-                    samples["testpmd_io_cycles_per_packet"].append(cpp)
-                elif tool == "l3fwd":
-                    rate = b.l3fwd(scen, run, pcap, rules4, rules6)
-                    samples["l3fwd_mpps"].append(rate)
-                else:
-                    rate, tele_rate, cpp, fwd = b.router(scen, run, pcap, routes)
-                    samples["router_mpps"].append(rate)
-                    samples["router_telemetry_mpps"].append(tele_rate)  # None: no socket
-                    samples["router_cycles_per_packet"].append(cpp)
-                    samples["router_forwarding_cycles_per_packet"].append(fwd)
-                log("%s run %d/%d %-7s %.3f Mpps" % (scen, run, o.runs, tool, rate))
+                rate = step()
+                log("%s run %d/%d %-7s %.3f Mpps" % (scen, run, o.runs, name, rate))
             except BenchError as e:
-                log("%s run %d %s FAILED: %s" % (scen, run, tool, e))
+                log("%s run %d %s FAILED: %s" % (scen, run, name, e))
                 if o.fail_fast:
                     raise
     b.drop_kept()
     applicable = {"l3fwd_mpps": plain}
-    res = report.scenario_result(scen, samples, o.runs, applicable)
-    res["samples"]["router_telemetry_mpps"] = [
-        None if v is None else round(v, 3) for v in samples["router_telemetry_mpps"]]
-    if scen in PLAIN_IP and o.l3fwd is None:
-        res["l3fwd_skipped"] = "l3fwd not built (--no-l3fwd)"
-    return res
+    results = []
+    for label in labels:
+        s = dict(samples[label])
+        for key in ("source_rx_mpps", "testpmd_io_mpps", "testpmd_io_cycles_per_packet",
+                    "l3fwd_mpps"):
+            s[key] = shared[key]
+        res = report.scenario_result(scen if label is None else "%s@%s" % (scen, label),
+                                     s, o.runs, applicable)
+        res["router_label"] = label
+        res["samples"]["router_telemetry_mpps"] = [
+            None if v is None else round(v, 3) for v in s["router_telemetry_mpps"]]
+        if scen in PLAIN_IP and o.l3fwd is None:
+            res["l3fwd_skipped"] = "l3fwd not built (--no-l3fwd)"
+        results.append(res)
+    return results
 
 
 def run_punt(b, o, scens):
@@ -512,6 +557,17 @@ def run_punt(b, o, scens):
     return results
 
 
+def parse_compare(spec):
+    """LABEL=BINARY of --compare: (label, absolute path); ValueError says what is wrong."""
+    label, sep, path = spec.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z0-9_.-]+", label) or not path:
+        raise ValueError("--compare %r: want LABEL=BINARY, LABEL of letters, digits, _ . -"
+                         % spec)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise ValueError("--compare %s: %s is not an executable file" % (label, path))
+    return label, os.path.abspath(path)
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__.splitlines()[0])
     p.add_argument("--router", required=True)
@@ -537,7 +593,15 @@ def parse_args(argv):
     p.add_argument("--l3fwd-startup-timeout", type=int, default=1800)
     p.add_argument("--json")
     p.add_argument("--fail-fast", action="store_true")
+    p.add_argument("--compare", action="append", default=[], metavar="LABEL=BINARY",
+                   help="another router binary measured in the same runs")
     o = p.parse_args(argv)
+    try:
+        o.compare = [parse_compare(c) for c in o.compare]
+    except ValueError as e:
+        p.error(str(e))
+    if len(set(l for l, _ in o.compare)) < len(o.compare):
+        p.error("--compare: each LABEL once")
     if o.runs < 1 or o.workers < 1 or o.measure <= 0 or o.warmup < 0:
         p.error("--runs and --workers must be >= 1, --measure > 0, --warmup >= 0")
     if o.lcores:
@@ -570,13 +634,16 @@ def main(argv):
                 raise SystemExit("bench: %s needs the prefix list %s (--%s FILE)" % (full, path, flag))
             log("skipping %s: no prefix list at %s (give --%s FILE)" % (full, path, flag))
             scenarios.remove(full)
+    if punts and o.compare:
+        raise SystemExit("bench: --compare measures the forwarding scenarios, not the punt mixes")
     b = Bench(o)
     host = report.host_info(o.repo, o.huge, o.router)  # before the runs: what was measured
+    host["compare"] = {label: report.binary_version(path) for label, path in o.compare}
     started = time.time()
     results = []
     for scen in scenarios:
         t0 = time.monotonic()
-        results.append(run_scenario(b, o, scen))
+        results += run_scenario(b, o, scen)
         log("%s done in %.0fs" % (scen, time.monotonic() - t0))
     punt_results = run_punt(b, o, punts) if punts else []
     results += punt_results

@@ -136,8 +136,13 @@ def host_info(repo, huge, router_bin):
         "hugepages": bool(huge),
         "git_rev": rev,
         # The binary's own account (its git revision can differ from the tree's).
-        "router_version": "; ".join(_cmd([router_bin, "--version"]).splitlines()),
+        "router_version": binary_version(router_bin),
     }
+
+
+def binary_version(path):
+    """A router binary's `--version` on one line (empty if it has none)."""
+    return "; ".join(_cmd([path, "--version"]).splitlines())
 
 
 def write_json(path, host, settings, results):

@@ -161,5 +161,73 @@ class PuntMix(unittest.TestCase):
         self.assertIsNone(res[2]["punt_good_vs_noroute"])
 
 
+class Compare(unittest.TestCase):
+    """--compare: other router binaries in the same runs as the router."""
+
+    def test_order_rotates_run_by_run(self):
+        labels = [None, "base", "old"]
+        self.assertEqual(bench.router_order(labels, 1), [None, "base", "old"])
+        self.assertEqual(bench.router_order(labels, 2), ["base", "old", None])
+        self.assertEqual(bench.router_order(labels, 4), [None, "base", "old"])
+
+    def test_label_and_binary_are_checked(self):
+        with tempfile.TemporaryDirectory() as d:
+            exe = os.path.join(d, "mplsrouter")
+            with open(exe, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(exe, 0o755)
+            self.assertEqual(bench.parse_compare("base=" + exe), ("base", exe))
+            for bad in ("base", "=" + exe, "a b=" + exe, "base=" + os.path.join(d, "none"),
+                        "base=" + d):
+                with self.assertRaises(ValueError, msg=bad):
+                    bench.parse_compare(bad)
+
+    def test_rows_share_the_sitting_and_keep_their_own_router_figures(self):
+        calls = []
+
+        class FakeBench:
+            def testpmd(self, scen, run, pcap, mode):
+                calls.append((run, mode))
+                return (10.0 + run, None) if mode == "rxonly" else (8.0, 50.0)
+
+            def l3fwd(self, scen, run, pcap, r4, r6):
+                calls.append((run, "l3fwd"))
+                return 6.0
+
+            def router(self, scen, run, pcap, routes, binary=None, tool="router"):
+                calls.append((run, tool))
+                rate = {"/bin/new": 3.0, "/bin/old": 2.0}[binary]
+                return rate, rate, 100.0 / rate, 10.0 / rate
+
+            def drop_kept(self):
+                pass
+
+        o = bench.parse_args(["--router", "/bin/new", "--testpmd", "t", "--l3fwd", "l",
+                              "--repo", ".", "--workdir", ".", "--prefixes", "p",
+                              "--runs", "2"])
+        o.compare = [("old", "/bin/old")]
+        saved = bench.generate, bench.l3fwd_rules, bench.log
+        bench.generate = lambda o, scen: ("x.pcap", "x.yaml")
+        bench.l3fwd_rules = lambda o, scen, routes: ("r4", "r6")
+        bench.log = lambda msg: None
+        try:
+            new, old = bench.run_scenario(FakeBench(), o, "ipv4-small")
+        finally:
+            bench.generate, bench.l3fwd_rules, bench.log = saved
+        self.assertEqual(calls, [(1, "rxonly"), (1, "io"), (1, "l3fwd"), (1, "router"),
+                                 (1, "router-old"), (2, "rxonly"), (2, "io"), (2, "l3fwd"),
+                                 (2, "router-old"), (2, "router")])
+        self.assertEqual((new["name"], old["name"]), ("ipv4-small", "ipv4-small@old"))
+        self.assertEqual((new["router_label"], old["router_label"]), (None, "old"))
+        self.assertEqual((new["router_mpps"], old["router_mpps"]), (3.0, 2.0))
+        self.assertEqual((new["router_cycles_per_packet"], old["router_cycles_per_packet"]),
+                         (33.333, 50.0))
+        for r in (new, old):
+            self.assertEqual(r["l3fwd_mpps"], 6.0)
+            self.assertEqual(r["source_rx_mpps"], 11.5)
+            self.assertEqual(r["samples"]["testpmd_io_mpps"], [8.0, 8.0])
+        self.assertEqual((new["router_vs_l3fwd"], old["router_vs_l3fwd"]), (0.5, 0.333))
+
+
 if __name__ == "__main__":
     unittest.main()
