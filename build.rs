@@ -1,5 +1,6 @@
 //! Embeds build information for `mplsrouter --version` and the build-info metric:
-//! the git revision of the source tree and the DPDK version found by pkg-config.
+//! the git revision of the source tree, the DPDK version found by pkg-config and how
+//! DPDK is linked.
 
 use std::process::Command;
 
@@ -23,6 +24,16 @@ fn main() {
     let dpdk = run("pkg-config", &["--modversion", "libdpdk"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MPLSROUTER_GIT_REV={rev}");
     println!("cargo:rustc-env=MPLSROUTER_DPDK_VERSION={dpdk}");
+    // The rule of crates/dpdk-sys/build.rs, which does the linking.
+    println!("cargo:rerun-if-env-changed=MPLSROUTER_DPDK_LINK");
+    let release = std::env::var("PROFILE").as_deref() == Ok("release");
+    let link = match std::env::var("MPLSROUTER_DPDK_LINK").as_deref() {
+        Ok("static") => "static archives",
+        Ok("shared") => "shared libraries",
+        _ if release => "static archives",
+        _ => "shared libraries",
+    };
+    println!("cargo:rustc-env=MPLSROUTER_DPDK_LINK={link}");
     // Rebuild when the checked-out commit or the index changes. Ask git where its
     // directory is: in a worktree `.git` is a file pointing elsewhere.
     if let Some(git_dir) = run("git", &["rev-parse", "--git-dir"]) {

@@ -33,6 +33,9 @@
 #                       scenarios only). Before/after in one sitting, l3fwd loaded once
 #     --no-build        use the binaries already built
 #     --no-l3fwd        skip building and running l3fwd
+#     --l3fwd-shared    run l3fwd built on DPDK's shared libraries (the example's default;
+#                       sessions 1-10 measured that one) instead of its static build,
+#                       which links DPDK as the router's release build does
 #     --workdir DIR     pcaps, configs, logs (default target/bench/run)
 #     --fail-fast       stop at the first failed measurement
 #     --startup-timeout S          wait for traffic from a tool (default 180)
@@ -47,6 +50,7 @@ export PYTHONDONTWRITEBYTECODE=1
 ARGS=()
 BUILD=1
 L3FWD=1
+L3FWD_LINK=()
 HUGE=auto
 QUICK=0
 WORKDIR=target/bench/run
@@ -71,6 +75,7 @@ while [ $# -gt 0 ]; do
     --no-huge) HUGE=0; shift ;;
     --no-build) BUILD=0; shift ;;
     --no-l3fwd) L3FWD=0; shift ;;
+    --l3fwd-shared) L3FWD_LINK=(--shared); shift ;;
     --fail-fast|--share-cpus) ARGS+=("$1"); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -113,7 +118,7 @@ fi
 ROUTER="$REPO/target/release/mplsrouter"
 [ -x "$ROUTER" ] || die "$ROUTER not built (drop --no-build)"
 if [ "$L3FWD" = 1 ]; then
-  L3FWD_BIN=$(scripts/bench/build-l3fwd.sh) || die "l3fwd build failed (or use --no-l3fwd)"
+  L3FWD_BIN=$(scripts/bench/build-l3fwd.sh "${L3FWD_LINK[@]}") || die "l3fwd build failed (or use --no-l3fwd)"
   ARGS+=(--l3fwd "$L3FWD_BIN")
 fi
 

@@ -8,7 +8,9 @@ set -euo pipefail
 
 PACKAGES=(
   # build: DPDK headers and libraries (pkg-config finds libdpdk), bindgen's libclang
-  libdpdk-dev dpdk dpdk-dev pkg-config clang libclang-dev libpcap-dev build-essential
+  # (libsystemd-dev: release builds link DPDK's static archives; pkg-config --static asks
+  # for -lsystemd through libpcap and dbus)
+  libdpdk-dev dpdk dpdk-dev libsystemd-dev pkg-config clang libclang-dev libpcap-dev build-essential
   # FRR: zebra (+ dplane_fpm_nl), staticd, vtysh for the FPM end-to-end test (tests/frr.rs)
   frr
   # test tools: independent decoders and traffic, Linux hosts in namespaces

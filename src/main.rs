@@ -12,6 +12,8 @@ const LONG_VERSION: &str = concat!(
     env!("MPLSROUTER_GIT_REV"),
     "\nDPDK (build, pkg-config): ",
     env!("MPLSROUTER_DPDK_VERSION"),
+    "\nDPDK linked from: ",
+    env!("MPLSROUTER_DPDK_LINK"),
 );
 
 /// A DPDK-based MPLS/IP label-switching router (LSR and LER), IPv4 and IPv6 (6PE).

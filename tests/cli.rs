@@ -55,6 +55,57 @@ fn version_names_git_revision_and_dpdk() {
     }
 }
 
+/// The DPDK libraries a binary loads at run time (`objdump -p`'s NEEDED `librte_*`).
+fn needed_librte(binary: &std::path::Path) -> Vec<String> {
+    let out = Command::new("objdump")
+        .arg("-p")
+        .arg(binary)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "objdump -p {}", binary.display());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("NEEDED"))
+        .map(str::trim)
+        .filter(|l| l.starts_with("librte_"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `--version` says how DPDK is linked, and the binary agrees: static archives leave no
+/// `librte_*` to load, shared libraries do. Checked
+/// on this test run's build and on `MPLSROUTER_BIN` (scripts/test.sh: the release build,
+/// which links the archives).
+#[test]
+fn version_says_how_dpdk_is_linked() {
+    let cargo_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_mplsrouter"));
+    let release = std::env::var_os("MPLSROUTER_BIN").map(std::path::PathBuf::from);
+    for binary in std::iter::once(cargo_bin).chain(release) {
+        let out = Command::new(&binary).arg("--version").output().unwrap();
+        let s = String::from_utf8(out.stdout).unwrap();
+        let needed = needed_librte(&binary);
+        if s.contains("DPDK linked from: static archives") {
+            assert!(
+                needed.is_empty(),
+                "{}: {s} but needs {needed:?}",
+                binary.display()
+            );
+        } else {
+            assert!(
+                s.contains("DPDK linked from: shared libraries"),
+                "{}: {s}",
+                binary.display()
+            );
+            assert!(
+                needed.iter().any(|l| l.starts_with("librte_eal.so")),
+                "{}: shared, but needs {needed:?}",
+                binary.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn unknown_scenario_is_a_clear_error() {
     let out = bin()

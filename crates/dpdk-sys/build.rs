@@ -1,7 +1,14 @@
 //! Finds the system DPDK with pkg-config, compiles the C shim and generates bindings.
 //!
-//! Linking is dynamic against the `librte_*` shared objects: the EAL loads PMDs from its
-//! plugin directory at run time, so no PMD is linked here.
+//! Release builds (what ships, what the benchmarks measure) link every DPDK library and
+//! driver from its static archive, as `pkg-config --static` lists them (drivers whole, so
+//! that their constructors register them): no plugin directory is read at run time, and
+//! the PMDs reach the lcore id with one `%fs` load instead of a `__tls_get_addr` call per
+//! mbuf (docs/benchmarks.md, "Session 11": 4-10% more packets per second). Other builds
+//! (tests, clippy) link the `librte_*` shared objects, which link in a fraction of the
+//! time; the EAL then loads the PMDs from its plugin directory.
+//! `MPLSROUTER_DPDK_LINK=static|shared` overrides; the root build.rs applies the same rule
+//! for `mplsrouter --version`.
 
 use std::env;
 use std::path::PathBuf;
@@ -13,9 +20,12 @@ fn main() {
     println!("cargo:rerun-if-changed=csrc/shim.h");
     println!("cargo:rerun-if-changed=csrc/shim.c");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=MPLSROUTER_DPDK_LINK");
+    let link_static = link_static();
 
     let lib = pkg_config::Config::new()
         .atleast_version(MIN_DPDK)
+        .cargo_metadata(!link_static)
         .probe("libdpdk")
         .unwrap_or_else(|e| {
             panic!(
@@ -23,7 +33,11 @@ fn main() {
                  Install it with scripts/install-deps.sh (Debian: libdpdk-dev)."
             )
         });
+    if link_static {
+        link_static_archives();
+    }
     println!("cargo:rustc-env=DPDK_VERSION={}", lib.version);
+
     println!("cargo:version={}", lib.version);
 
     // The full cflags carry `-include rte_config.h` and the `-march` DPDK was built for;
@@ -77,4 +91,53 @@ fn main() {
         .expect("generate DPDK bindings");
     let out_path = PathBuf::from(env::var("OUT_DIR").unwrap()).join("bindings.rs");
     bindings.write_to_file(out_path).expect("write bindings");
+}
+
+/// Whether to link DPDK's static archives: `MPLSROUTER_DPDK_LINK` if set, else for
+/// release builds only.
+fn link_static() -> bool {
+    match env::var("MPLSROUTER_DPDK_LINK").as_deref() {
+        Ok("static") => true,
+        Ok("shared") => false,
+        Ok(other) => panic!("MPLSROUTER_DPDK_LINK={other}: want static or shared"),
+        Err(_) => env::var("PROFILE").as_deref() == Ok("release"),
+    }
+}
+
+/// Links DPDK from its static archives as `pkg-config --static --libs libdpdk` lists them:
+/// `-l:librte_x.a` inside `--whole-archive` become whole static libraries (not bundled
+/// into the rlib), `-lfoo` the system libraries they need. The shared `-lrte_*` names the
+/// list also carries are skipped: everything they hold is already linked in.
+fn link_static_archives() {
+    let out = Command::new(env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".into()))
+        .args(["--static", "--libs", "libdpdk"])
+        .output()
+        .expect("run pkg-config --static --libs libdpdk");
+    assert!(
+        out.status.success(),
+        "pkg-config --static --libs libdpdk failed"
+    );
+    let libs = String::from_utf8(out.stdout).expect("utf-8 libs");
+    let mut whole = false;
+    for arg in libs.split_whitespace() {
+        match arg {
+            "-Wl,--whole-archive" => whole = true,
+            "-Wl,--no-whole-archive" => whole = false,
+            "-pthread" => println!("cargo:rustc-link-lib=pthread"),
+            a if a.starts_with("-L") => println!("cargo:rustc-link-search=native={}", &a[2..]),
+            a if a.starts_with("-l:lib") && a.ends_with(".a") => {
+                let name = &a["-l:lib".len()..a.len() - ".a".len()];
+                let modifiers = if whole {
+                    "+whole-archive,-bundle"
+                } else {
+                    "-bundle"
+                };
+                println!("cargo:rustc-link-lib=static:{modifiers}={name}");
+            }
+            a if a.starts_with("-lrte_") => {}
+            a if a.starts_with("-l") => println!("cargo:rustc-link-lib={}", &a[2..]),
+            // --as-needed and --export-dynamic: rustc's own link line decides those.
+            _ => {}
+        }
+    }
 }

@@ -651,7 +651,9 @@ def main(argv):
         "runs": o.runs, "warmup_s": o.warmup, "measure_s": o.measure,
         "pcap_frames": o.count, "frame_size": o.size, "workers": o.workers,
         "share_cpus": o.share_cpus,
-        "lcores": b.lcores, "hugepages": o.huge, "started_at": time.strftime(
+        "lcores": b.lcores, "hugepages": o.huge,
+        "l3fwd": os.path.basename(o.l3fwd) if o.l3fwd else None,
+        "started_at": time.strftime(
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "wall_s": round(time.time() - started, 1),
         "method": {

@@ -2,7 +2,11 @@
 # Builds DPDK's l3fwd example from the sources Debian's dpdk-doc ships, patched for a
 # full Internet table, into target/bench/l3fwd/ and prints the binary's path.
 #
-#   scripts/bench/build-l3fwd.sh [--src DIR] [--out DIR]
+#   scripts/bench/build-l3fwd.sh [--src DIR] [--out DIR] [--shared]
+#
+# Both of the example's builds are made: `l3fwd-static` (DPDK's static archives, as the
+# router's release build links them; printed by default) and `l3fwd-shared` (DPDK's
+# shared libraries, the example's default; printed with --shared).
 #
 # The stock example is sized for a demo: 1,024 IPv4 rules, 256 tbl8 groups and a pool
 # of at least 8,192 mbufs. The bench feeds it the same ~900k prefixes as the router, and
@@ -22,11 +26,13 @@ cd "$(dirname "$0")/../.."
 
 SRC=/usr/share/dpdk/examples/l3fwd
 OUT=target/bench/l3fwd
+LINK=static
 while [ $# -gt 0 ]; do
   case "$1" in
     --src) SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --shared) LINK=shared; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "build-l3fwd.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -45,8 +51,10 @@ stamp_of() {
   } | sha256sum | cut -d' ' -f1
 }
 want=$(stamp_of)
-if [ -x "$OUT/src/build/l3fwd-shared" ] && [ "$(cat "$OUT/stamp" 2>/dev/null)" = "$want" ]; then
-  echo "$PWD/$OUT/src/build/l3fwd-shared"
+BIN="$PWD/$OUT/src/build/l3fwd-$LINK"
+if [ -x "$OUT/src/build/l3fwd-shared" ] && [ -x "$OUT/src/build/l3fwd-static" ] &&
+   [ "$(cat "$OUT/stamp" 2>/dev/null)" = "$want" ]; then
+  echo "$BIN"
   exit 0
 fi
 
@@ -81,10 +89,12 @@ patch_one main.c 's/rxq_conf.offloads = port_conf.rxmode.offloads;/rxq_conf.offl
   'rxq_conf.offloads = port_conf.rxmode.offloads & dev_info.rx_offload_capa;'
 
 echo "build-l3fwd.sh: building patched l3fwd in $OUT/src" >&2
-make -C "$OUT/src" -s -j"$(nproc)" >"$OUT/build.log" 2>&1 || {
+make -C "$OUT/src" -s -j"$(nproc)" shared static >"$OUT/build.log" 2>&1 || {
   tail -20 "$OUT/build.log" >&2
   die "make failed (log: $OUT/build.log)"
 }
-[ -x "$OUT/src/build/l3fwd-shared" ] || die "make left no build/l3fwd-shared"
+for b in shared static; do
+  [ -x "$OUT/src/build/l3fwd-$b" ] || die "make left no build/l3fwd-$b"
+done
 echo "$want" >"$OUT/stamp"
-echo "$PWD/$OUT/src/build/l3fwd-shared"
+echo "$BIN"

@@ -39,8 +39,12 @@ fi
 t=$(date +%s)
 DEB=$(scripts/package.sh --no-build | tail -n1) || fail "scripts/package.sh failed"
 say "built $DEB ($(($(date +%s) - t))s)"
-dpkg-deb -f "$DEB" Depends | grep -q 'librte-eal23' ||
-  fail "Depends has no librte-eal23 (dpkg-shlibdeps did not run?): $(dpkg-deb -f "$DEB" Depends)"
+# DPDK is inside the binary: dpkg-shlibdeps names what its PMDs link (libpcap for
+# net_pcap), and no librte-* package is depended on or recommended.
+deps="$(dpkg-deb -f "$DEB" Depends) $(dpkg-deb -f "$DEB" Recommends)"
+grep -q 'libpcap0.8' <<<"$deps" ||
+  fail "Depends has no libpcap0.8 (dpkg-shlibdeps did not run?): $deps"
+! grep -q 'librte-' <<<"$deps" || fail "the package depends on DPDK's shared libraries: $deps"
 command -v lintian >/dev/null || fail "lintian is not installed (scripts/install-deps.sh)"
 # lintian takes most of a minute of CPU: it runs while the container installs (network).
 LINT=$(mktemp /tmp/mplsrouter-lintian.XXXXXX)
@@ -88,7 +92,7 @@ quiet "rm /etc/dpkg/dpkg.cfg.d/docker-slim; $APT update; $APT install --no-insta
   fail "apt-get update / man-db, systemd in the container"
 say "container $NAME from $BASE ready ($(($(date +%s) - t))s)"
 t=$(date +%s)
-# Recommends too, as apt does by default on a real box (the PMDs are recommends).
+# Recommends too, as apt does by default on a real box.
 quiet "$APT install --install-recommends /tmp/mplsrouter.deb" || fail "apt-get install of the package"
 say "installed with its dependencies ($(($(date +%s) - t))s)"
 
