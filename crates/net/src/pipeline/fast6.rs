@@ -57,10 +57,47 @@ pub(crate) fn burst<P: PacketBuf>(
     fail: &mut [u8; CHUNK],
     n: &mut usize,
 ) -> usize {
+    let which = which.iter().copied();
+    decide(fib, local, mac, in_port, pkts, verdicts, which, fail, n);
+    egress(fib, mac, pkts, verdicts, fail, n)
+}
+
+/// [`burst`] over every packet of `pkts`, without the egress LER (a chunk of a burst that
+/// starts with IPv6): what it turns away, in ascending order, is for the other fast paths.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub(crate) fn first<P: PacketBuf>(
+    fib: &Fib,
+    local: &LocalAddrs,
+    mac: MacKey,
+    in_port: u16,
+    pkts: &mut [P],
+    verdicts: &mut [Verdict],
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
+    let all = 0..pkts.len() as u8;
+    decide(fib, local, mac, in_port, pkts, verdicts, all, fail, n);
+}
+
+/// The input checks, the batched lookup and the rewrite over the packets `which` names.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn decide<P: PacketBuf>(
+    fib: &Fib,
+    local: &LocalAddrs,
+    mac: MacKey,
+    in_port: u16,
+    pkts: &mut [P],
+    verdicts: &mut [Verdict],
+    which: impl Iterator<Item = u8>,
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
     let mut dsts = [0u128; CHUNK];
     let mut idx = [0u8; CHUNK];
     let mut q = 0;
-    for &i in which {
+    for i in which {
         match input(pkts[i as usize].data(), mac, local) {
             Some(dst) => {
                 dsts[q] = dst;
@@ -74,7 +111,7 @@ pub(crate) fn burst<P: PacketBuf>(
         }
     }
     if q == 0 {
-        return egress(fib, mac, pkts, verdicts, fail, n);
+        return;
     }
     let mut routes = [NO_ROUTE; CHUNK];
     fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);
@@ -91,7 +128,6 @@ pub(crate) fn burst<P: PacketBuf>(
             }
         }
     }
-    egress(fib, mac, pkts, verdicts, fail, n)
 }
 
 /// [`super::egress::burst`] on the packets left in `fail[..n]`, which it leaves there
