@@ -77,7 +77,10 @@ use crate::wire::mpls::DEFAULT_MAX_DEPTH;
 
 /// Packets handled per internal chunk; longer bursts are processed in chunks.
 pub const CHUNK: usize = 64;
-const _: () = assert!(CHUNK <= 64, "process_ipv6_first keeps a chunk in a u64 mask");
+const _: () = assert!(
+    CHUNK <= 64,
+    "process_ipv6_first keeps a chunk in a u64 mask"
+);
 
 /// Pipeline settings (from the startup config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
