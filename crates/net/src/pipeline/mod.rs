@@ -419,8 +419,6 @@ impl Pipeline {
         );
     }
 
-    /// Out of line (three callers): the IPv4-first code is the same whoever calls it.
-    #[inline(never)]
     fn process<P: PacketBuf>(
         &self,
         fib: &Fib,
