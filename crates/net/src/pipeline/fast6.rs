@@ -57,47 +57,10 @@ pub(crate) fn burst<P: PacketBuf>(
     fail: &mut [u8; CHUNK],
     n: &mut usize,
 ) -> usize {
-    let which = which.iter().copied();
-    decide(fib, local, mac, in_port, pkts, verdicts, which, fail, n);
-    egress(fib, mac, pkts, verdicts, fail, n)
-}
-
-/// [`burst`] over every packet of `pkts`, without the egress LER (a chunk of a burst that
-/// starts with IPv6): what it turns away, in ascending order, is for the other fast paths.
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-pub(crate) fn first<P: PacketBuf>(
-    fib: &Fib,
-    local: &LocalAddrs,
-    mac: MacKey,
-    in_port: u16,
-    pkts: &mut [P],
-    verdicts: &mut [Verdict],
-    fail: &mut [u8; CHUNK],
-    n: &mut usize,
-) {
-    let all = 0..pkts.len() as u8;
-    decide(fib, local, mac, in_port, pkts, verdicts, all, fail, n);
-}
-
-/// The input checks, the batched lookup and the rewrite over the packets `which` names.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn decide<P: PacketBuf>(
-    fib: &Fib,
-    local: &LocalAddrs,
-    mac: MacKey,
-    in_port: u16,
-    pkts: &mut [P],
-    verdicts: &mut [Verdict],
-    which: impl Iterator<Item = u8>,
-    fail: &mut [u8; CHUNK],
-    n: &mut usize,
-) {
     let mut dsts = [0u128; CHUNK];
     let mut idx = [0u8; CHUNK];
     let mut q = 0;
-    for i in which {
+    for &i in which {
         match input(pkts[i as usize].data(), mac, local) {
             Some(dst) => {
                 dsts[q] = dst;
@@ -111,7 +74,57 @@ fn decide<P: PacketBuf>(
         }
     }
     if q == 0 {
-        return;
+        return egress(fib, mac, pkts, verdicts, fail, n);
+    }
+    let mut routes = [NO_ROUTE; CHUNK];
+    fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);
+    for (&i, &route) in idx[..q].iter().zip(&routes[..q]) {
+        let v = match forward(fib, &mut pkts[i as usize], route) {
+            Some(v) => Some(v),
+            None => other_target(fib, route, in_port),
+        };
+        match v {
+            Some(v) => verdicts[i as usize] = v,
+            None => {
+                fail[*n] = i;
+                *n += 1;
+            }
+        }
+    }
+    egress(fib, mac, pkts, verdicts, fail, n)
+}
+
+/// [`burst`] over every packet of `pkts`, without the egress LER (a chunk of a burst of
+/// IPv6): what it turns away, in no particular order, is for the other fast paths. A
+/// copy of `burst`'s loops: sharing them (inlined into both) made `burst` itself slower
+/// in mixed bursts (worker-ir +5 Ir a packet).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub(crate) fn first<P: PacketBuf>(
+    fib: &Fib,
+    local: &LocalAddrs,
+    mac: MacKey,
+    in_port: u16,
+    pkts: &mut [P],
+    verdicts: &mut [Verdict],
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
+    let mut dsts = [0u128; CHUNK];
+    let mut idx = [0u8; CHUNK];
+    let mut q = 0;
+    for (i, pkt) in pkts.iter().enumerate() {
+        match input(pkt.data(), mac, local) {
+            Some(dst) => {
+                dsts[q] = dst;
+                idx[q] = i as u8;
+                q += 1;
+            }
+            None => {
+                fail[*n] = i as u8;
+                *n += 1;
+            }
+        }
     }
     let mut routes = [NO_ROUTE; CHUNK];
     fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);

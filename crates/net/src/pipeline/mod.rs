@@ -329,7 +329,9 @@ impl Pipeline {
     }
 
     /// The fast paths: IPv6 first ([`Pipeline::process_ipv6_first`]) when the burst
-    /// starts with IPv6 (bursts are usually of one kind), else [`Pipeline::process`].
+    /// starts and ends with IPv6 (bursts are usually of one kind; in a mix, the IPv6-first
+    /// pass costs the other packets more than it saves the IPv6 ones), else
+    /// [`Pipeline::process`].
     #[inline(always)]
     fn process_fast<P: PacketBuf>(
         &self,
@@ -339,7 +341,8 @@ impl Pipeline {
         verdicts: &mut [Verdict],
         families: &mut FamilyCounts,
     ) {
-        if pkts.first().is_some_and(|p| starts_ipv6(p.data())) {
+        let ipv6 = |p: &P| starts_ipv6(p.data());
+        if pkts.first().is_some_and(ipv6) && pkts.last().is_some_and(ipv6) {
             self.process_ipv6_first(fib, in_port, pkts, verdicts, families);
         } else {
             self.process(fib, in_port, pkts, verdicts, true, families);
@@ -374,7 +377,9 @@ impl Pipeline {
             let (mut rest, mut r) = ([0u8; CHUNK], 0);
             fast6::first(fib, local, mac, in_port, p, v, &mut rest, &mut r);
             families.add(Family::Ipv6, p.len() - r);
-            if r > 0 {
+            if r == p.len() {
+                self.process(fib, in_port, p, v, true, families);
+            } else if r > 0 {
                 // In ascending order (fast6 lists the lookup's turn-aways after the
                 // input checks'), slot `rest[k]` still holds its own packet when swapped
                 // to `k`, and the swaps undone in reverse put every packet back.
@@ -388,12 +393,12 @@ impl Pipeline {
                 }
                 for (k, &i) in rest[..r].iter().enumerate() {
                     p.swap(k, i as usize);
-                    v.swap(k, i as usize);
                 }
-                self.process(fib, in_port, &mut p[..r], &mut v[..r], true, families);
+                let mut out = [Verdict::Drop(DropReason::Truncated); CHUNK];
+                self.process(fib, in_port, &mut p[..r], &mut out[..r], true, families);
                 for (k, &i) in rest[..r].iter().enumerate().rev() {
                     p.swap(k, i as usize);
-                    v.swap(k, i as usize);
+                    v[i as usize] = out[k];
                 }
             }
         }
