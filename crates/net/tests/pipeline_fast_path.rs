@@ -1,6 +1,6 @@
 //! The fast path against the staged path: random tables, settings (depth limit, VLAN,
 //! options), input ports and random (often nearly valid) frames go through
-//! `process_burst` (fast path first) and `process_burst_staged` (stages only); verdicts
+//! `process_burst_counted` (fast paths first, the worker's entry) and `process_burst_staged` (stages only); verdicts
 //! and output bytes must be identical for every packet. Frames are mostly addressed to
 //! the input port, else to another station, a MAC one byte off, another port of the
 //! router, broadcast or multicast; sources are sometimes the router's own addresses.
@@ -490,7 +490,9 @@ fn both(
         let mut pkts = burst.to_vec();
         let mut v = vec![Verdict::Forward { port: u16::MAX }; pkts.len()];
         if fast {
-            p.process_burst(fib, in_port, &mut pkts, &mut v);
+            // The worker's entry (the only one that takes IPv6 first).
+            let mut families = net::pipeline::FamilyCounts::default();
+            p.process_burst_counted(fib, in_port, &mut pkts, &mut v, &mut families);
         } else {
             p.process_burst_staged(fib, in_port, &mut pkts, &mut v);
         }
@@ -1298,6 +1300,11 @@ fn bursts_starting_with_ipv6_decide_every_packet_once() {
         let mut counts = FamilyCounts::default();
         p.process_burst_counted(&fib, IN_PORT, &mut pkts, &mut v, &mut counts);
         assert_eq!(v, fast_v, "start {start}");
+        // process_burst keeps the IPv4-first order: the same outcome.
+        let mut pkts = burst.clone();
+        p.process_burst(&fib, IN_PORT, &mut pkts, &mut v);
+        assert_eq!(v, fast_v, "start {start}");
+        assert!(pkts.iter().zip(&fast_b).all(|(p, b)| p.data() == &b[..]));
         let mut want = [0u64; Fam::COUNT];
         for &k in &order {
             want[kinds[k].1 as usize] += 1;

@@ -304,6 +304,9 @@ impl Pipeline {
     /// Processes a burst received on `in_port`: `verdicts[i]` is the fate of `pkts[i]`,
     /// which is rewritten in place when forwarded and untouched otherwise. Only the first
     /// `min(pkts.len(), verdicts.len())` packets are processed.
+    /// IPv6 is never taken first here (only in [`Pipeline::process_burst_counted`], the
+    /// worker's entry): through this entry too, the worker-ir build compiled
+    /// `fast6::burst` otherwise (mixed bursts +5 Ir a packet).
     pub fn process_burst<P: PacketBuf>(
         &self,
         fib: &Fib,
@@ -311,29 +314,22 @@ impl Pipeline {
         pkts: &mut [P],
         verdicts: &mut [Verdict],
     ) {
-        let families = &mut FamilyCounts::default();
-        self.process_fast(fib, in_port, pkts, verdicts, families);
+        self.process(
+            fib,
+            in_port,
+            pkts,
+            verdicts,
+            true,
+            &mut FamilyCounts::default(),
+        );
     }
 
     /// [`Pipeline::process_burst`], adding the packets received by family to `families`
-    /// (counted per chunk on the fast paths, per packet only on the staged one).
+    /// (counted per chunk on the fast paths, per packet only on the staged one). A burst
+    /// that starts and ends with IPv6 (bursts are usually of one kind) takes IPv6 first
+    /// ([`Pipeline::process_ipv6_first`]); in a mix, that pass costs the other packets
+    /// more than it saves the IPv6 ones.
     pub fn process_burst_counted<P: PacketBuf>(
-        &self,
-        fib: &Fib,
-        in_port: u16,
-        pkts: &mut [P],
-        verdicts: &mut [Verdict],
-        families: &mut FamilyCounts,
-    ) {
-        self.process_fast(fib, in_port, pkts, verdicts, families);
-    }
-
-    /// The fast paths: IPv6 first ([`Pipeline::process_ipv6_first`]) when the burst
-    /// starts and ends with IPv6 (bursts are usually of one kind; in a mix, the IPv6-first
-    /// pass costs the other packets more than it saves the IPv6 ones), else
-    /// [`Pipeline::process`].
-    #[inline(always)]
-    fn process_fast<P: PacketBuf>(
         &self,
         fib: &Fib,
         in_port: u16,
