@@ -35,7 +35,8 @@
 //!
 //! IPv6 (the fast path, [`fast6`], takes plain forwarding, LER and 6PE push, and PHP
 //! exposing IPv6; it runs after the IPv4 and label loops, on what they turned away, and
-//! hands what it turns away to [`egress`]):
+//! hands what it turns away to [`egress`]; in a burst that starts and ends with IPv6 it
+//! runs first, [`Pipeline::process_ipv6_first`]):
 //! - TTL rules as for IPv4, with the hop limit. Label 2 is popped like label 0 at any
 //!   depth; at the bottom, 0 and 2 require their family, other dispositions go by the
 //!   first nibble. A packet leaving bare takes an adjacency only if its `payload` family
