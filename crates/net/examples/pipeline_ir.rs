@@ -14,7 +14,8 @@
 //! ipv6_forward, 6pe_push (the IPv6 fast path, `pipeline::fast6`), mpls_explicit_null4,
 //! mpls_explicit_null6, mpls_pop_lookup4, mpls_pop_lookup6 (the egress LER,
 //! `pipeline::egress`), mpls_null_swap (explicit null above a swap: every fast path turns
-//! it away); any case with `_staged` appended runs through the stages only.
+//! it away), mixed6 and mixed4 (IPv6, IPv4, MPLS swap and explicit null in turn, starting
+//! with IPv6 or IPv4); any case with `_staged` appended runs through the stages only.
 
 #[path = "../benches/fixture/mod.rs"]
 mod fixture;
