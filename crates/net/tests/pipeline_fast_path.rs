@@ -207,6 +207,24 @@ struct Ip6Spec {
     len: usize,
 }
 
+/// A plain UDP datagram from net 4 to net `net` with hop limit `hop` and traffic class
+/// `tc` (flow label 5, 30 bytes of payload): the fixed cases' IPv6 packet.
+fn plain_ip6(net: u8, hop: u8, tc: u8) -> Vec<u8> {
+    Ip6Spec {
+        src: (4, 7),
+        dst: (net, 9),
+        hop,
+        tc,
+        flow: 5,
+        icmp: None,
+        opts: 0,
+        hbh: false,
+        frag: None,
+        len: 30,
+    }
+    .bytes()
+}
+
 fn ip6_spec() -> impl Strategy<Value = Ip6Spec> {
     let kind = prop_oneof![8 => 0u8..6, 2 => 6u8..14];
     (
@@ -625,21 +643,7 @@ fn plain_ipv6_cases_forward_the_same_both_ways() {
     b.add_ipv4_route(addr([10, 0, 0, 0]), 8, r(via(plain4)))
         .unwrap();
     let fib = b.build(1);
-    let ip6 = |net: u8, hop: u8| {
-        Ip6Spec {
-            src: (4, 7),
-            dst: (net, 9),
-            hop,
-            tc: 0xa0,
-            flow: 5,
-            icmp: None,
-            opts: 0,
-            hbh: false,
-            frag: None,
-            len: 30,
-        }
-        .bytes()
-    };
+    let ip6 = |net: u8, hop: u8| plain_ip6(net, hop, 0xa0);
     let frames = [
         eth(0x86dd, &ip6(1, 64)),
         eth(0x86dd, &ip6(2, 64)),
@@ -976,21 +980,7 @@ fn egress_cases_forward_the_same_both_ways() {
         ip.dscp = 0x28; // class selector 5
         ip.bytes()
     };
-    let ip6 = |net: u8, hop: u8| {
-        Ip6Spec {
-            src: (4, 7),
-            dst: (net, 9),
-            hop,
-            tc: 0x60,
-            flow: 5,
-            icmp: None,
-            opts: 0,
-            hbh: false,
-            frag: None,
-            len: 30,
-        }
-        .bytes()
-    };
+    let ip6 = |net: u8, hop: u8| plain_ip6(net, hop, 0x60);
     // (frame, port, labels, TTL or hop limit of the datagram); port 99: any ECMP member.
     let cases: [(Vec<u8>, u16, Vec<Lse>, u8); 8] = [
         (mpls(&[(0, 5, 9)], &ip4(10, 64)), 2, vec![], 8),
@@ -1243,21 +1233,7 @@ fn bursts_starting_with_ipv6_decide_every_packet_once() {
     b.add_ipv6_route(prefix6(3), 48, route(via(plain4), u))
         .unwrap();
     let fib = b.build(1);
-    let ip6 = |net: u8, hop: u8| {
-        Ip6Spec {
-            src: (4, 7),
-            dst: (net, 9),
-            hop,
-            tc: 0,
-            flow: 5,
-            icmp: None,
-            opts: 0,
-            hbh: false,
-            frag: None,
-            len: 30,
-        }
-        .bytes()
-    };
+    let ip6 = |net: u8, hop: u8| plain_ip6(net, hop, 0);
     let ip4 = |ttl| Ip4::new([198, 51, 100, 7], [10, 1, 2, 3]).ttl(ttl);
     // (frame, family, port when forwarded by a fast path)
     let kinds: [(Vec<u8>, Fam, Option<u16>); 9] = [
