@@ -24,15 +24,8 @@ fn main() {
     let dpdk = run("pkg-config", &["--modversion", "libdpdk"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MPLSROUTER_GIT_REV={rev}");
     println!("cargo:rustc-env=MPLSROUTER_DPDK_VERSION={dpdk}");
-    // The rule of crates/dpdk-sys/build.rs, which does the linking.
-    println!("cargo:rerun-if-env-changed=MPLSROUTER_DPDK_LINK");
-    let release = std::env::var("PROFILE").as_deref() == Ok("release");
-    let link = match std::env::var("MPLSROUTER_DPDK_LINK").as_deref() {
-        Ok("static") => "static archives",
-        Ok("shared") => "shared libraries",
-        _ if release => "static archives",
-        _ => "shared libraries",
-    };
+    // How crates/dpdk-sys/build.rs linked DPDK (its `cargo:link` metadata).
+    let link = std::env::var("DEP_DPDK_LINK").unwrap_or_else(|_| "unknown".into());
     println!("cargo:rustc-env=MPLSROUTER_DPDK_LINK={link}");
     // Rebuild when the checked-out commit or the index changes. Ask git where its
     // directory is: in a worktree `.git` is a file pointing elsewhere.

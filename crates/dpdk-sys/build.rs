@@ -4,11 +4,11 @@
 //! driver from its static archive, as `pkg-config --static` lists them (drivers whole, so
 //! that their constructors register them): no plugin directory is read at run time, and
 //! the PMDs reach the lcore id with one `%fs` load instead of a `__tls_get_addr` call per
-//! mbuf (docs/benchmarks.md, "Session 11": 4-10% more packets per second). Other builds
+//! mbuf (docs/benchmarks.md, "Session 11": up to 11% more packets per second). Other builds
 //! (tests, clippy) link the `librte_*` shared objects, which link in a fraction of the
 //! time; the EAL then loads the PMDs from its plugin directory.
-//! `MPLSROUTER_DPDK_LINK=static|shared` overrides; the root build.rs applies the same rule
-//! for `mplsrouter --version`.
+//! `MPLSROUTER_DPDK_LINK=static|shared` overrides; the choice is passed on as
+//! `DEP_DPDK_LINK` (for `mplsrouter --version`).
 
 use std::env;
 use std::path::PathBuf;
@@ -37,8 +37,15 @@ fn main() {
         link_static_archives();
     }
     println!("cargo:rustc-env=DPDK_VERSION={}", lib.version);
-
     println!("cargo:version={}", lib.version);
+    // DEP_DPDK_LINK for the crates that depend on this one (the root build.rs names it
+    // in `mplsrouter --version`).
+    let link = if link_static {
+        "static archives"
+    } else {
+        "shared libraries"
+    };
+    println!("cargo:link={link}");
 
     // The full cflags carry `-include rte_config.h` and the `-march` DPDK was built for;
     // the pkg-config crate only exposes include paths and defines, so ask the tool itself.

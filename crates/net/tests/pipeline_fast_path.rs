@@ -1,7 +1,8 @@
 //! The fast path against the staged path: random tables, settings (depth limit, VLAN,
 //! options), input ports and random (often nearly valid) frames go through
-//! `process_burst_counted` (fast paths first, the worker's entry) and `process_burst_staged` (stages only); verdicts
-//! and output bytes must be identical for every packet. Frames are mostly addressed to
+//! `process_burst_counted` (fast paths first, the worker's entry) and
+//! `process_burst_staged` (stages only); verdicts and output bytes must be identical for
+//! every packet. Frames are mostly addressed to
 //! the input port, else to another station, a MAC one byte off, another port of the
 //! router, broadcast or multicast; sources are sometimes the router's own addresses.
 //! Payloads are IPv4 or IPv6 (global, link-local, multicast, NDP, own addresses), plain or
