@@ -452,7 +452,7 @@ def router_order(labels, run):
 
 
 def measure_router(b, scen, run, pcap, routes, binary, label, samples):
-    tool = "router" if label is None else "router-" + label
+    tool = "router" if label is None else "router@" + label
     rate, tele_rate, cpp, fwd = b.router(scen, run, pcap, routes, binary, tool)
     for key, v in zip(ROUTER_FIGURES, (rate, cpp, fwd)):
         samples[key].append(v)
@@ -536,7 +536,7 @@ def run_punt(b, o, scens):
     if "punt-noroute" not in scens:
         scens = ["punt-noroute"] + scens
     gen = {s: generate(o, s) for s in scens}
-    keys = ["router_mpps", "router_cycles_per_packet", "router_forwarding_cycles_per_packet"]
+    keys = ROUTER_FIGURES
     samples = {s: {k: [] for k, _ in report.FIGURES} for s in scens}
     for run in range(1, o.runs + 1):
         for scen in scens:

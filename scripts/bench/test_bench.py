@@ -215,8 +215,8 @@ class Compare(unittest.TestCase):
         finally:
             bench.generate, bench.l3fwd_rules, bench.log = saved
         self.assertEqual(calls, [(1, "rxonly"), (1, "io"), (1, "l3fwd"), (1, "router"),
-                                 (1, "router-old"), (2, "rxonly"), (2, "io"), (2, "l3fwd"),
-                                 (2, "router-old"), (2, "router")])
+                                 (1, "router@old"), (2, "rxonly"), (2, "io"), (2, "l3fwd"),
+                                 (2, "router@old"), (2, "router")])
         self.assertEqual((new["name"], old["name"]), ("ipv4-small", "ipv4-small@old"))
         self.assertEqual((new["router_label"], old["router_label"]), (None, "old"))
         self.assertEqual((new["router_mpps"], old["router_mpps"]), (3.0, 2.0))
