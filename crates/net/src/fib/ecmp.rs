@@ -20,7 +20,8 @@ pub enum EcmpError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EcmpGroup {
     members: Vec<(AdjId, u32)>,
-    buckets: Box<[AdjId]>,
+    /// Fixed size, so that `select` needs no bounds check.
+    buckets: Box<[AdjId; ECMP_BUCKETS]>,
 }
 
 impl EcmpGroup {
@@ -71,7 +72,10 @@ impl EcmpGroup {
         }
         Ok(EcmpGroup {
             members: members.to_vec(),
-            buckets: buckets.into_boxed_slice(),
+            buckets: buckets
+                .into_boxed_slice()
+                .try_into()
+                .expect("the loop fills exactly ECMP_BUCKETS buckets"),
         })
     }
 

@@ -20,6 +20,15 @@ pub fn ports(protocol: u8, segment: &[u8]) -> Option<(u16, u16)> {
     }
 }
 
+/// [`ports`] as one word, the four bytes in memory order (for hashing: no byte swaps).
+#[inline]
+pub fn ports_word(protocol: u8, segment: &[u8]) -> Option<u32> {
+    match protocol {
+        PROTO_TCP | PROTO_UDP | PROTO_SCTP => segment.first_chunk().map(|p| u32::from_ne_bytes(*p)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
