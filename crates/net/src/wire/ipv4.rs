@@ -39,12 +39,16 @@ const FLAG_MF: u16 = 0x2000;
 #[inline(always)]
 pub fn set_ttl(ip: &mut [u8], ttl: u8) {
     use field::{CHECKSUM, TTL};
-    let old = be16(ip, TTL);
-    ip[TTL] = ttl;
-    let new = be16(ip, TTL);
-    if old != new {
-        let sum = checksum::update16(be16(ip, CHECKSUM.start), old, new);
-        put16(ip, CHECKSUM.start, sum);
+    let ip: &mut [u8; MIN_HEADER_LEN] = match ip.first_chunk_mut() {
+        Some(ip) => ip,
+        None => panic!("set_ttl: {} bytes is no IPv4 header", ip.len()),
+    };
+    let old = ip[TTL];
+    // An unchanged TTL leaves the header as received, checksum bytes included.
+    if old != ttl {
+        ip[TTL] = ttl;
+        let stored = [ip[CHECKSUM.start], ip[CHECKSUM.start + 1]];
+        ip[CHECKSUM].copy_from_slice(&checksum::after_ttl_change(stored, old, ttl));
     }
 }
 
