@@ -29,8 +29,8 @@ use crate::wire::ethernet::{field as eth, ETHERTYPE_MPLS, HEADER_LEN};
 use crate::wire::ipv4::{field as ip4, set_ttl, MIN_HEADER_LEN as IPV4_LEN, VER_IHL_NO_OPTIONS};
 use crate::wire::ipv6::{field as ip6, HEADER_LEN as IPV6_LEN};
 use crate::wire::mpls::{
-    field as lse_field, is_reserved, BOS_BIT as BOS, ENTRY_LEN as LSE, LABEL_IPV4_EXPLICIT_NULL,
-    LABEL_IPV6_EXPLICIT_NULL, TC_SHIFT,
+    is_reserved, BOS_BIT as BOS, ENTRY_LEN as LSE, LABEL_IPV4_EXPLICIT_NULL,
+    LABEL_IPV6_EXPLICIT_NULL,
 };
 use crate::wire::{be16, be32, checksum};
 
@@ -266,15 +266,8 @@ fn forward<P: PacketBuf>(
             TtlMode::Uniform => out,
             TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
             TtlMode::Pipe(t) => t,
-        } as u32;
-        // Template words have TC, S and TTL clear.
-        for (lse, t) in lses
-            .chunks_exact_mut(LSE)
-            .zip(template_lses.chunks_exact(LSE))
-        {
-            lse.copy_from_slice(&(be32(t, 0) | (tc as u32) << TC_SHIFT | outer).to_be_bytes());
-        }
-        lses[push - LSE + lse_field::S_BYTE] |= 1; // S on the bottom label
+        };
+        super::fast::write_stack(lses, template_lses, tc, outer);
     }
     // A datagram of its family's fixed header or more follows ([`input`] checked it).
     match family {
