@@ -9,7 +9,7 @@
 //!     target/release/examples/pipeline_ir mpls_swap 2000
 //! ```
 //! Ir of the run / (rounds x 32) is the figure (`scripts/bench/pipeline-ir.sh` does it
-//! for every case). Cases: mpls_swap, mpls_php_pop, ler_push2, ipv4_forward, ecmp4, ecmp4_ipv4,
+//! for every case). Cases: mpls_swap, mpls_php_pop, ler_push2, ipv4_forward, ecmp4, ecmp4_ipv4, ecmp6,
 //! mpls_swap_staged, ipv4_forward_staged (the last two through the staged path only),
 //! ipv6_forward, 6pe_push (the IPv6 fast path, `pipeline::fast6`), mpls_explicit_null4,
 //! mpls_explicit_null6, mpls_pop_lookup4, mpls_pop_lookup6 (the egress LER,

@@ -234,8 +234,7 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
     let len = data.len();
     let adj_id = match nh {
         NextHop::Adjacency(a) => a,
-        // The hash reads the payload up to its length only, so the frame's rest will do.
-        NextHop::Ecmp(_) => ecmp_member(fib, nh, data.get(HEADER_LEN..)?),
+        NextHop::Ecmp(_) => ecmp_member(fib, nh, data.get(HEADER_LEN..)?)?,
     };
     let frame: &mut [u8; FRAME] = data.first_chunk_mut()?;
     let payload = be16(frame, HEADER_LEN + field::PAYLOAD_LEN) as usize;
@@ -288,11 +287,14 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
     Some(Verdict::Forward { port: adj.port })
 }
 
-/// The member of an ECMP group for the IPv6 datagram starting `ip` (out of line, as for
-/// IPv4). The stages' hash itself: it reads the payload up to its length only.
+/// The member of an ECMP group for the IPv6 datagram starting `ip` (its fixed header
+/// checked by [`input`], the frame's rest after it; out of line, as for IPv4): the
+/// stages' hash without the checks already made, on the payload up to its length.
 #[inline(never)]
-fn ecmp_member(fib: &Fib, group: NextHop, ip: &[u8]) -> crate::fib::AdjId {
-    fib.resolve(group, hash::flow_hash(&[], Some(ip)))
+fn ecmp_member(fib: &Fib, group: NextHop, ip: &[u8]) -> Option<crate::fib::AdjId> {
+    let (header, rest) = ip.split_first_chunk::<IPV6_LEN>()?;
+    let payload = rest.get(..be16(header, field::PAYLOAD_LEN) as usize)?;
+    Some(fib.resolve(group, hash::ipv6_flow_hash(header, payload)))
 }
 
 /// A penultimate-hop pop of the only label (TTL `label_ttl`, above 1; entry of `mode`
