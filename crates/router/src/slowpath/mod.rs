@@ -422,7 +422,11 @@ impl SlowPath {
         let mut last_gen = 0;
         while !st.sp.stop.load(Relaxed) {
             let Ok(first) = rx.wait(Duration::from_millis(50)) else {
-                break;
+                // Every worker is gone (they hold the senders): one died, or the runtime
+                // is stopping and sets `stop` next. Ending here raced the runtime's check
+                // of the dead worker, which then named this thread as the one that died.
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
             };
             if let Some(ports) = st.sp.port_updates.try_iter().last() {
                 st.sp.ports = ports;
