@@ -318,6 +318,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
 /// the compiler made cheaper there than this (6PE +12 instructions with this one).
 #[inline(always)]
 pub(super) fn write_stack(lses: &mut [u8], template: &[u8], tc: u8, ttl: u8) {
+    debug_assert!(tc <= 7, "a TC of 3 bits, not {tc}");
     let fill = u32::from_ne_bytes([0, 0, tc << 1, ttl]);
     let word = |t: &[u8; LSE]| (u32::from_ne_bytes(*t) | fill).to_ne_bytes();
     // One and two labels in straight-line code: the compiler's unrolled and vectorised
