@@ -76,9 +76,29 @@ pub(crate) fn burst<P: PacketBuf>(
     if q == 0 {
         return egress(fib, mac, pkts, verdicts, fail, n);
     }
+    route_and_forward(fib, in_port, pkts, verdicts, &dsts[..q], &idx[..q], fail, n);
+    egress(fib, mac, pkts, verdicts, fail, n)
+}
+
+/// The batched lookup of `dsts` (of the packets `pkts[idx[k]]`), then each packet
+/// forwarded or punted from its route, or its index appended to `fail[..n]`: the second
+/// half of [`burst`] and [`first`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn route_and_forward<P: PacketBuf>(
+    fib: &Fib,
+    in_port: u16,
+    pkts: &mut [P],
+    verdicts: &mut [Verdict],
+    dsts: &[u128],
+    idx: &[u8],
+    fail: &mut [u8; CHUNK],
+    n: &mut usize,
+) {
     let mut routes = [NO_ROUTE; CHUNK];
-    fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);
-    for (&i, &route) in idx[..q].iter().zip(&routes[..q]) {
+    let routes = &mut routes[..dsts.len()];
+    fib.lookup_ipv6_batch(dsts, routes);
+    for (&i, &route) in idx.iter().zip(routes.iter()) {
         let v = match forward(fib, &mut pkts[i as usize], route) {
             Some(v) => Some(v),
             None => other_target(fib, route, in_port),
@@ -91,13 +111,13 @@ pub(crate) fn burst<P: PacketBuf>(
             }
         }
     }
-    egress(fib, mac, pkts, verdicts, fail, n)
 }
 
 /// [`burst`] over every packet of `pkts`, without the egress LER (a chunk of a burst of
-/// IPv6): what it turns away, in no particular order, is for the other fast paths. A
-/// copy of `burst`'s loops: sharing them (inlined into both) made `burst` itself slower
-/// in mixed bursts (worker-ir +5 Ir a packet).
+/// IPv6): what it turns away, in no particular order, is for the other fast paths. Its
+/// input loop copies `burst`'s (over every packet, not a list): sharing the whole loops
+/// made `burst` slower in mixed bursts (worker-ir +5 Ir a packet); sharing
+/// [`route_and_forward`] cost nothing (session 12).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub(crate) fn first<P: PacketBuf>(
@@ -126,21 +146,7 @@ pub(crate) fn first<P: PacketBuf>(
             }
         }
     }
-    let mut routes = [NO_ROUTE; CHUNK];
-    fib.lookup_ipv6_batch(&dsts[..q], &mut routes[..q]);
-    for (&i, &route) in idx[..q].iter().zip(&routes[..q]) {
-        let v = match forward(fib, &mut pkts[i as usize], route) {
-            Some(v) => Some(v),
-            None => other_target(fib, route, in_port),
-        };
-        match v {
-            Some(v) => verdicts[i as usize] = v,
-            None => {
-                fail[*n] = i;
-                *n += 1;
-            }
-        }
-    }
+    route_and_forward(fib, in_port, pkts, verdicts, &dsts[..q], &idx[..q], fail, n);
 }
 
 /// [`super::egress::burst`] on the packets left in `fail[..n]`, which it leaves there
