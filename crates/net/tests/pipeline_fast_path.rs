@@ -211,8 +211,13 @@ struct Ip6Spec {
 /// A plain UDP datagram from net 4 to net `net` with hop limit `hop` and traffic class
 /// `tc` (flow label 5, 30 bytes of payload): the fixed cases' IPv6 packet.
 fn plain_ip6(net: u8, hop: u8, tc: u8) -> Vec<u8> {
+    ip6_between(4, net, hop, tc)
+}
+
+/// [`plain_ip6`] from net `src`.
+fn ip6_between(src: u8, net: u8, hop: u8, tc: u8) -> Vec<u8> {
     Ip6Spec {
-        src: (4, 7),
+        src: (src, 7),
         dst: (net, 9),
         hop,
         tc,
@@ -1086,21 +1091,7 @@ fn egress_special_cases_are_decided_the_same_both_ways() {
     let fib = b.build(1);
     let ip4 = |src: [u8; 4], d: [u8; 4], ttl| Ip4::new(src, d).ttl(ttl).bytes();
     let good = [198, 51, 100, 7];
-    let ip6 = |src: u8, dst: u8, hop: u8| {
-        Ip6Spec {
-            src: (src, 7),
-            dst: (dst, 9),
-            hop,
-            tc: 0,
-            flow: 5,
-            icmp: None,
-            opts: 0,
-            hbh: false,
-            frag: None,
-            len: 30,
-        }
-        .bytes()
-    };
+    let ip6 = |src: u8, dst: u8, hop: u8| ip6_between(src, dst, hop, 0);
     let mut bad_sum = ip4(good, [10, 1, 2, 3], 64);
     bad_sum[10] ^= 1;
     let expired = Verdict::SlowPath(PuntReason::TtlExpired { in_port: IN_PORT });
