@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
         );
         let _ = (p.src_addr(), p.dst_addr(), p.verify_checksum(), p.options());
         assert!(p.header_len() <= data.len());
-        let _ = l4::ports(p.protocol(), p.payload());
+        let _ = l4::ports_word(p.protocol(), p.payload());
         if let Ok(r) = ipv4::Ipv4Repr::parse(&p) {
             let mut b = vec![0u8; r.header_len()];
             let _ = r.emit(&mut b);
