@@ -246,7 +246,6 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let RouteTarget::NextHop(nh) = route.target else {
         return None;
     };
-    let headroom = pkt.headroom();
     // Mutable from the start: a plain forward writes through the slice it checked.
     let data = pkt.data_mut();
     let len = data.len();
@@ -264,13 +263,13 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let push = adj.push_bytes();
     // No family check: an IPv4 route never reaches an adjacency that carries IPv6
     // without labels (the config refuses IPv4 routes via IPv6 next hops).
-    if !adj.is_resolved() || push + total > adj.mtu as usize || headroom < push {
+    if !adj.is_resolved() || push + total > adj.mtu as usize {
         return None;
     }
     // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
     // the datagram fits the frame).
     let pad = len - HEADER_LEN - total;
-    if push == 0 && pad == 0 {
+    if push | pad == 0 {
         let (eth, ip) = frame.split_at_mut(HEADER_LEN);
         eth.copy_from_slice(adj.ethernet_template());
         if let Some(ip) = ip.first_chunk_mut() {
@@ -281,6 +280,10 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     // The label's TC from the DSCP's class selector bits.
     let tc = frame[HEADER_LEN + ip4::DSCP_ECN] >> 5;
     let ttl = frame[HEADER_LEN + ip4::TTL] - 1;
+    // Checked here, off the plain forward's way.
+    if pkt.headroom() < push {
+        return None;
+    }
     if pad > 0 {
         let _ = pkt.trim(pad);
     }
