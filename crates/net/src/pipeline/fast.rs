@@ -269,7 +269,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
     // the datagram fits the frame).
     let pad = len - HEADER_LEN - total;
-    if push | pad == 0 {
+    if (push | pad) == 0 {
         let (eth, ip) = frame.split_at_mut(HEADER_LEN);
         eth.copy_from_slice(adj.ethernet_template());
         if let Some(ip) = ip.first_chunk_mut() {
