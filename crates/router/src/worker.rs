@@ -120,21 +120,22 @@ impl<F: Forwarder> Worker<F> {
                 backoff.busy();
                 now
             } else {
-                bump(&c.idle_cycles, now - last);
-                match backoff.idle() {
-                    IdleStep::Spin => now,
+                // (end of the idle interval, start of the next poll's)
+                let (idle_end, next) = match backoff.idle() {
+                    IdleStep::Spin => (now, now),
                     IdleStep::Pause => {
                         dpdk::pause();
                         let t = dpdk::rdtsc();
-                        bump(&c.idle_cycles, t - now);
-                        t
+                        (t, t)
                     }
                     IdleStep::Sleep(d) => {
                         self.forwarder.go_offline();
                         std::thread::sleep(d);
-                        dpdk::rdtsc()
+                        (now, dpdk::rdtsc())
                     }
-                }
+                };
+                bump(&c.idle_cycles, idle_end - last);
+                next
             };
         }
         flush_all(&mut self.tx, &c);

@@ -146,9 +146,8 @@ pub(super) fn resolved_adjacency<'f>(
     adj.is_resolved().then_some(adj)
 }
 
-/// The member of an ECMP group for this packet's flow. Inlined since the hash became
-/// three multiplies (session 13: worker-ir MPLS ECMP -21 instructions, swap and PHP +1,
-/// their wall clock unchanged); with the old hash, inlining lengthened the plain cases.
+/// The member of an ECMP group for this packet's flow. Inlined, as are the IPv4 and IPv6
+/// ones: since the hash is three multiplies that wins (docs/benchmarks.md, session 13).
 #[inline(always)]
 fn ecmp_member(fib: &Fib, group: NextHop, stack: &[u8], payload: &[u8]) -> AdjId {
     fib.resolve(group, hash::flow_hash(stack, Some(payload)))
@@ -156,8 +155,6 @@ fn ecmp_member(fib: &Fib, group: NextHop, stack: &[u8], payload: &[u8]) -> AdjId
 
 /// [`ecmp_member`] for a datagram [`ipv4_input`] accepted (a 20-byte `header`, then
 /// `payload` up to its total length): the hash without the header checks already made.
-/// Inlined since the hash became three multiplies (session 12): worker-ir ecmp4_ipv4
-/// -17.9 instructions, the IPv4 forward and push -3 and -6, the label cases +1 to +2.
 #[inline(always)]
 fn ipv4_ecmp_member(fib: &Fib, group: NextHop, header: &[u8; IPV4_LEN], payload: &[u8]) -> AdjId {
     fib.resolve(group, hash::ipv4_flow_hash(header, payload))

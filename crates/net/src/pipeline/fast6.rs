@@ -295,8 +295,7 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
 
 /// The member of an ECMP group for the IPv6 datagram starting `ip` (its fixed header
 /// checked by [`input`], the frame's rest after it): the stages' hash without the checks
-/// already made, on the payload up to its length. Inlined, as for IPv4 (session 13:
-/// worker-ir ecmp6 -22 instructions, plain IPv6 and 6PE +2, their wall clock unchanged).
+/// already made, on the payload up to its length. Inlined, as for IPv4.
 #[inline(always)]
 fn ecmp_member(fib: &Fib, group: NextHop, ip: &[u8]) -> Option<crate::fib::AdjId> {
     let (header, rest) = ip.split_first_chunk::<IPV6_LEN>()?;
