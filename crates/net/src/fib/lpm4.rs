@@ -5,14 +5,14 @@
 //! Why this structure: on uniformly random destinations the cost of a lookup is its cache
 //! and TLB misses, so the table must be small and the chain of dependent loads short.
 //! DIR-24-8 (`rte_lpm`) reads one entry of a 64 MiB table: one miss to L3 (or memory) and,
-//! on 4 KiB pages, a TLB miss per lookup. Poptrie keeps the full view in about 5 MiB:
+//! on 4 KiB pages, a TLB miss per lookup. Poptrie keeps the full view in 3.5 MiB:
 //! a top array indexed by the top 18 bits (1 MiB) answers directly when no /19+ prefix
 //! falls in that /18, and otherwise points at a 64-ary node whose children and leaves are
 //! found by a popcount over a bitmap, with runs of equal leaves stored once. /19-/24
 //! resolve in one node, /25-/30 in two. DXR is as small but ends in a binary search
 //! (several dependent loads); a Tree Bitmap needs more loads per level.
 //!
-//! The lookup form (one top array and one arena of cache-line-placed records on
+//! The lookup form (one top array and one arena of records packed into cache lines on
 //! hugepage-capable mappings, a batched lookup that prefetches) is what the
 //! measurements shaped; they, and the variants that lost, are in
 //! docs/measurements.md ("IPv4 LPM").
@@ -51,8 +51,9 @@ use flat::Flat;
 /// Sentinel written by [`Lpm4::lookup_batch`] for a destination with no route.
 pub const NO_ROUTE: u32 = u32::MAX;
 
-/// Largest value an [`Lpm4`] can store (values are route ids; a few hundred in practice).
-pub const MAX_VALUE: u32 = (1 << 31) - 2;
+/// Largest value an [`Lpm4`] can store (values are route ids; a few hundred in practice):
+/// the lookup form's top entries keep two flag bits.
+pub const MAX_VALUE: u32 = (1 << 30) - 2;
 
 /// Number of /8 blocks.
 const BLOCKS: usize = 256;

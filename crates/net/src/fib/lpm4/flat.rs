@@ -2,19 +2,19 @@
 //! the address, and one arena of variable-size node records, both in hugepage-capable
 //! mappings ([`super::huge`]).
 //!
-//! A top entry is either an encoded value or `NODE | offset` of a record in the arena.
-//! A record is a Poptrie node followed by everything the lookup reads next:
+//! A top entry is either an encoded value or `NODE | [KIDS] | offset` of a record in the
+//! arena. A record is a Poptrie node followed by everything the lookup reads next:
 //!
 //! ```text
-//! word 0-1   vector   (u64) bit j set: slot j has a child record
-//! word 2-3   leafvec  (u64) bit j set: leaf slot j starts a new run of equal leaves
-//! word 4..   one u32 per child, its offset from this record
+//! word 0-1   leafvec  (u64) bit j set: leaf slot j starts a new run of equal leaves
+//! with KIDS: vector   (u64) bit j set: slot j has a child record
+//!            one u32 per child, its offset from this record (| KIDS if it has children)
 //! then       the leaves, u16 each ("narrow", when every value fits) or u32
 //! ```
 //!
-//! so a lookup is: top entry, record header, leaf, where the leaf usually sits in the
-//! same cache line as the header (records are placed so that one that fits in a line
-//! does not straddle two) or the next one. Leaf value 0 means "no prefix of this /8
+//! so a lookup is: top entry, record, where the leaf sits in the record's cache line
+//! (records that fit a line are packed into lines, best fit, without straddling two;
+//! larger ones start a line) or the next one. Leaf value 0 means "no prefix of this /8
 //! block"; the lookup then takes the block's inherited value from prefixes shorter than /8.
 //!
 //! Updates never modify memory a published snapshot can read. The arena is append-only
@@ -34,8 +34,14 @@ use crate::prefetch::prefetch;
 
 /// Entries of the top array: one per /18.
 pub(super) const TOP_LEN: usize = 1 << 18;
-/// Words of a record header: the child bitmap and the leaf-run bitmap.
-const HDR: usize = 4;
+/// Words of the leaf-run bitmap that starts every record.
+const LEAFVEC: usize = 2;
+/// Words of the child bitmap that follows it in a record with children.
+const VEC: usize = 2;
+/// In a top entry (beside [`NODE`]) and in a child offset: the record has children, so
+/// its child bitmap and child offsets follow the leaf-run bitmap. Without it (nearly
+/// every record: a /18 with /19-/24s only) the leaves follow at once.
+const KIDS: u32 = 1 << 30;
 /// Words per cache line. Arena allocations are whole lines, so scratch offsets that are
 /// line-aligned stay line-aligned in the arena.
 const LINE: usize = 16;
@@ -163,13 +169,16 @@ impl Arena {
 /// Words of the record of `node` alone (header, child offsets, leaves).
 fn record_words(node: &Node, narrow: bool) -> usize {
     let nl = node.leafvec.count_ones() as usize;
-    HDR + node.vector.count_ones() as usize + if narrow { nl.div_ceil(2) } else { nl }
+    let nc = node.vector.count_ones() as usize;
+    let kids = if nc == 0 { 0 } else { VEC + nc };
+    LEAFVEC + kids + if narrow { nl.div_ceil(2) } else { nl }
 }
 
 /// Appends the record of block node `n` and its descendants to `out` (whose start will
-/// be line-aligned in the arena) and returns where the record starts. A record moves to
-/// the next cache line when that keeps it, or its header, from straddling two lines.
-fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> usize {
+/// be line-aligned in the arena) and returns where the record starts, with [`KIDS`] set
+/// when it has children. A record moves to the next cache line when that keeps it, or
+/// its header, from straddling two lines.
+fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> u32 {
     let node = blk.nodes[n];
     let size = record_words(&node, narrow);
     let in_line = out.len() % LINE;
@@ -179,13 +188,11 @@ fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> usize {
     let at = out.len();
     let nc = node.vector.count_ones() as usize;
     let nl = node.leafvec.count_ones() as usize;
-    out.extend([
-        node.vector as u32,
-        (node.vector >> 32) as u32,
-        node.leafvec as u32,
-        (node.leafvec >> 32) as u32,
-    ]);
-    out.resize(at + HDR + nc, 0);
+    out.extend([node.leafvec as u32, (node.leafvec >> 32) as u32]);
+    if nc > 0 {
+        out.extend([node.vector as u32, (node.vector >> 32) as u32]);
+        out.resize(at + LEAFVEC + VEC + nc, 0);
+    }
     let leaves = &blk.leaves[node.base0 as usize..][..nl];
     if narrow {
         for pair in leaves.chunks(2) {
@@ -196,9 +203,9 @@ fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> usize {
     }
     for k in 0..nc {
         let child = emit(blk, node.base1 as usize + k, narrow, out);
-        out[at + HDR + k] = (child - at) as u32;
+        out[at + LEAFVEC + VEC + k] = child - at as u32;
     }
-    at
+    at as u32 | if nc > 0 { KIDS } else { 0 }
 }
 
 /// Whether every value `blk` stores fits a narrow (u16) leaf.
@@ -218,18 +225,30 @@ pub(super) struct Flat {
     narrow: bool,
 }
 
-/// The records of some chunks laid out in scratch space: `(top index, value or record
-/// offset in `words`)`.
+/// The records of some chunks laid out in scratch space: each chunk's subtree is emitted
+/// on its own, then `pack` places them, largest first: a subtree of a line or less goes
+/// into the fullest line it fits (best fit), a larger one starts a line.
 struct Layout {
+    /// Subtrees as emitted, each starting on a line.
+    scratch: Vec<u32>,
+    /// `(top index, start in scratch, words, KIDS or 0)` of each subtree.
+    pending: Vec<(usize, usize, usize, u32)>,
+    /// Value entries: `(top index, encoded value)`.
+    values: Vec<(usize, u32)>,
+}
+
+/// The packed records of a [`Layout`]: `words`, and each top entry's record offset in it.
+struct Packed {
     words: Vec<u32>,
-    entries: Vec<(usize, u32, bool)>,
+    entries: Vec<(usize, u32)>,
 }
 
 impl Layout {
     fn new() -> Layout {
         Layout {
-            words: Vec::new(),
-            entries: Vec::new(),
+            scratch: Vec::new(),
+            pending: Vec::new(),
+            values: Vec::new(),
         }
     }
 
@@ -237,39 +256,85 @@ impl Layout {
         let blk = &blocks[i / CHUNKS];
         let e = blk.top[i % CHUNKS];
         if e & NODE == 0 {
-            self.entries.push((i, e, false));
+            self.values.push((i, e));
         } else {
             self.add_record(blk, e, i, narrow);
         }
     }
 
-    /// Lays out the record of top entry `i` (`e` points at a node of `blk`).
+    /// Emits the record of top entry `i` (`e` points at a node of `blk`).
     fn add_record(&mut self, blk: &Block, e: u32, i: usize, narrow: bool) {
-        let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.words);
-        let at = u32::try_from(at)
-            .ok()
-            .filter(|&a| a < NODE)
-            .expect("LPM arena offset overflow");
-        self.entries.push((i, at, true));
+        self.scratch
+            .resize(self.scratch.len().next_multiple_of(LINE), 0);
+        let start = self.scratch.len();
+        let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.scratch);
+        debug_assert_eq!(at & !KIDS, start as u32);
+        self.pending
+            .push((i, start, self.scratch.len() - start, at & KIDS));
+    }
+
+    /// Places the emitted subtrees, largest first (see [`Layout`]).
+    fn pack(&mut self) -> Packed {
+        self.pending
+            .sort_unstable_by_key(|p| std::cmp::Reverse(p.2));
+        let mut words: Vec<u32> = Vec::new();
+        // free[k]: lines whose last k words are free.
+        let mut free: [Vec<usize>; LINE] = Default::default();
+        let mut entries = Vec::with_capacity(self.pending.len());
+        for &(i, start, n, kids) in &self.pending {
+            let fit = (n < LINE)
+                .then(|| (n..LINE).find(|&k| !free[k].is_empty()))
+                .flatten();
+            let at = match fit {
+                Some(k) => {
+                    let line = free[k].pop().expect("checked non-empty");
+                    if k > n {
+                        free[k - n].push(line);
+                    }
+                    line * LINE + LINE - k
+                }
+                None => {
+                    let at = words.len();
+                    words.resize(at + n.next_multiple_of(LINE), 0);
+                    let tail = words.len() - at - n;
+                    if tail > 0 {
+                        free[tail].push(words.len() / LINE - 1);
+                    }
+                    at
+                }
+            };
+            words[at..at + n].copy_from_slice(&self.scratch[start..start + n]);
+            entries.push((i, at as u32 | kids));
+        }
+        Packed { words, entries }
     }
 
     /// Copies the records into `arena` and the entries into `top`; `false` (and nothing
     /// written) if the arena is full.
-    fn commit(&self, arena: &Arena, top: &mut [u32]) -> bool {
-        let base = if self.words.is_empty() {
+    fn commit(&mut self, arena: &Arena, top: &mut [u32]) -> bool {
+        let packed = self.pack();
+        self.commit_packed(&packed, arena, top)
+    }
+
+    /// [`Layout::commit`] of records already packed.
+    fn commit_packed(&self, packed: &Packed, arena: &Arena, top: &mut [u32]) -> bool {
+        let base = if packed.words.is_empty() {
             0
         } else {
-            match arena.alloc(self.words.len()) {
+            match arena.alloc(packed.words.len()) {
                 Some(b) => b,
                 None => return false,
             }
         };
-        if base + self.words.len() >= NODE as usize {
+        if base + packed.words.len() >= KIDS as usize {
             return false;
         }
-        arena.write(base, &self.words);
-        for &(i, v, node) in &self.entries {
-            top[i] = if node { NODE | (base as u32 + v) } else { v };
+        arena.write(base, &packed.words);
+        for &(i, v) in &self.values {
+            top[i] = v;
+        }
+        for &(i, r) in &packed.entries {
+            top[i] = NODE | (base as u32 + r);
         }
         true
     }
@@ -309,7 +374,8 @@ impl Flat {
                 }
             }
         }
-        let live = layout.words.len();
+        let packed = layout.pack();
+        let live = packed.words.len();
         let huge = (used.len() * CHUNKS + live) * 4 >= HUGE_MIN_BYTES;
         let mut top = Top::zeroed(huge);
         let t = top.buf_mut().as_mut_slice();
@@ -322,7 +388,7 @@ impl Flat {
         }
         let arena = Arena::with_capacity(live + live.max(min_slack), huge);
         assert!(
-            layout.commit(&arena, t),
+            layout.commit_packed(&packed, &arena, t),
             "a fresh LPM arena holds its contents"
         );
         Flat {
@@ -420,9 +486,10 @@ impl Flat {
         }
     }
 
-    /// Finishes a lookup at the record at word `o`.
+    /// Finishes a lookup at record `r` (its word offset, with [`KIDS`] if it has
+    /// children).
     #[inline(always)]
-    fn walk(&self, mut o: usize, addr: u32) -> u32 {
+    fn walk(&self, mut r: usize, addr: u32) -> u32 {
         let a = self.arena.buf.buf().as_ptr();
         // Debug builds check every read against the arena's written part.
         let used = self.arena.used();
@@ -431,34 +498,41 @@ impl Flat {
         let x = (addr & 0x3FFF) << 4;
         let mut shift = 12u32;
         loop {
+            let o = r & !(KIDS as usize);
+            let bit = 1u64 << ((x >> shift) & 63);
+            let mut leaves = o + LEAFVEC;
             // SAFETY: `o` is a record reachable from this table's top array, so it was
             // written inside the arena before that entry was (and is never written
-            // again); child offsets and leaf positions stay inside the record and its
-            // descendants by construction (`emit`).
+            // again); its child bitmap is there when KIDS says so, and child offsets and
+            // leaf positions stay inside the record and its descendants by construction
+            // (`emit`).
             unsafe {
-                debug_assert!(in_arena(o, HDR), "record header at {o} past {used}");
-                let vector = a.add(o).cast::<u64>().read_unaligned();
-                let bit = 1u64 << ((x >> shift) & 63);
-                if vector & bit != 0 {
-                    let child = o + HDR + (vector & (bit - 1)).count_ones() as usize;
-                    debug_assert!(in_arena(child, 1), "child offset at {child} past {used}");
-                    o += *a.add(child) as usize;
-                    shift = shift.wrapping_sub(6);
-                } else {
-                    let leafvec = a.add(o + 2).cast::<u64>().read_unaligned();
-                    let leaves = o + HDR + vector.count_ones() as usize;
-                    let first = a.add(leaves).cast::<u8>();
-                    let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
-                    debug_assert!(
-                        in_arena(leaves, if self.narrow { i / 2 + 1 } else { i + 1 }),
-                        "leaf {i} of the record at {o} past {used}"
-                    );
-                    return if self.narrow {
-                        u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
-                    } else {
-                        first.add(i * 4).cast::<u32>().read_unaligned()
-                    };
+                if r & KIDS as usize != 0 {
+                    debug_assert!(in_arena(o, LEAFVEC + VEC), "record at {o} past {used}");
+                    let vector = a.add(o + LEAFVEC).cast::<u64>().read_unaligned();
+                    let kids = o + LEAFVEC + VEC;
+                    if vector & bit != 0 {
+                        let child = kids + (vector & (bit - 1)).count_ones() as usize;
+                        debug_assert!(in_arena(child, 1), "child offset at {child} past {used}");
+                        r = o + *a.add(child) as usize;
+                        shift = shift.wrapping_sub(6);
+                        continue;
+                    }
+                    leaves = kids + vector.count_ones() as usize;
                 }
+                debug_assert!(in_arena(o, LEAFVEC), "record at {o} past {used}");
+                let leafvec = a.add(o).cast::<u64>().read_unaligned();
+                let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
+                debug_assert!(
+                    in_arena(leaves, if self.narrow { i / 2 + 1 } else { i + 1 }),
+                    "leaf {i} of the record at {o} past {used}"
+                );
+                let first = a.add(leaves).cast::<u8>();
+                return if self.narrow {
+                    u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
+                } else {
+                    first.add(i * 4).cast::<u32>().read_unaligned()
+                };
             }
         }
     }
@@ -489,7 +563,7 @@ impl Flat {
                 let node = e & NODE != 0;
                 // Value entries prefetch the arena's first line: harmless, and no branch.
                 let r = select_unpredictable(node, e & !NODE, 0);
-                prefetch(a.wrapping_add(r as usize));
+                prefetch(a.wrapping_add((r & !KIDS) as usize));
                 *o = self.or_inherit(e, k).wrapping_sub(1);
                 // SAFETY: `n` counts the keys before this one that are records, so
                 // `n <= i < B`.
@@ -510,22 +584,27 @@ impl Flat {
         }
     }
 
-    /// Encoded value for `addr` from the record at word `o`: its leaf, or (a /25 or
-    /// longer in the key's /24: rare) a walk down from it.
+    /// Encoded value for `addr` from record `r` (offset, and [`KIDS`]): its leaf, or (a
+    /// /25 or longer in the key's /24: rare) a walk down from it.
     #[inline(always)]
-    fn leaf<const NARROW: bool>(&self, o: usize, addr: u32) -> u32 {
+    fn leaf<const NARROW: bool>(&self, r: usize, addr: u32) -> u32 {
         let a = self.arena.buf.buf().as_ptr();
+        let o = r & !(KIDS as usize);
+        let bit = 1u64 << ((addr >> 8) & 63);
         // SAFETY: `o` is a record reachable from this table's top array (see `walk`); the
         // leaf index is below the record's leaf count since bit 0 of every leafvec is set
         // (the first run starts there).
         unsafe {
-            let vector = a.add(o).cast::<u64>().read_unaligned();
-            let bit = 1u64 << ((addr >> 8) & 63);
-            if vector & bit != 0 {
-                return self.walk(o, addr);
+            let mut leaves = o + LEAFVEC;
+            if r & KIDS as usize != 0 {
+                let vector = a.add(o + LEAFVEC).cast::<u64>().read_unaligned();
+                if vector & bit != 0 {
+                    return self.walk(r, addr);
+                }
+                leaves += VEC + vector.count_ones() as usize;
             }
-            let leafvec = a.add(o + 2).cast::<u64>().read_unaligned();
-            let first = a.add(o + HDR + vector.count_ones() as usize).cast::<u8>();
+            let leafvec = a.add(o).cast::<u64>().read_unaligned();
+            let first = a.add(leaves).cast::<u8>();
             let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
             if NARROW {
                 u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
@@ -538,7 +617,7 @@ impl Flat {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Lpm4;
+    use super::super::{Lpm4, MAX_VALUE};
     use super::*;
 
     /// The lookup form against the blocks' own Poptrie arrays (the form it is laid out
@@ -625,7 +704,7 @@ mod tests {
         assert!(lpm.narrow_leaves());
         lpm.insert(0x0a01_0280, 25, 70_000);
         assert!(!lpm.narrow_leaves());
-        lpm.insert(0x0b00_0000, 18, 1 << 30);
+        lpm.insert(0x0b00_0000, 18, MAX_VALUE);
         let keys = [
             0x0a01_0281,
             0x0a01_0201,
@@ -635,7 +714,7 @@ mod tests {
         ];
         check(&lpm, &keys);
         assert_eq!(lpm.lookup(0x0a01_0281), Some(70_000));
-        assert_eq!(lpm.lookup(0x0b00_0001), Some(1 << 30));
+        assert_eq!(lpm.lookup(0x0b00_0001), Some(MAX_VALUE));
         assert_eq!(lpm.lookup(0x0a01_0201), Some(2));
         assert_eq!(lpm.lookup(0x0b00_4000), None);
     }
@@ -681,12 +760,46 @@ mod tests {
         assert_eq!(lpm.lookup(0x0b00_0000), Some(5));
         // A table that writes over 2 MiB goes on hugepages.
         let mut r = Rng(3);
-        let big = Lpm4::from_prefixes((0..60_000).map(|i| (r.next(), 24, i)));
+        let big = Lpm4::from_prefixes((0..150_000).map(|i| (r.next(), 24, i)));
         assert!(big.flat.top.buf().huge() && big.flat.arena.buf.buf().huge());
     }
 
+    /// Every record of `lpm` as `(word offset, words)`, depth first from the top array.
+    fn records(lpm: &Lpm4) -> Vec<(usize, usize)> {
+        fn visit(a: *const u32, r: usize, out: &mut Vec<(usize, usize)>) {
+            let o = r & !(KIDS as usize);
+            // SAFETY: reads a record of this table, inside the arena's used part.
+            let (leafvec, vector) = unsafe {
+                let p = a.add(o).cast::<u64>();
+                let v = if r & KIDS as usize != 0 {
+                    p.add(1).read_unaligned()
+                } else {
+                    0
+                };
+                (p.read_unaligned(), v)
+            };
+            let nc = vector.count_ones() as usize;
+            let kids = if nc == 0 { 0 } else { VEC + nc };
+            let words = LEAFVEC + kids + (leafvec.count_ones() as usize).div_ceil(2);
+            out.push((o, words));
+            for k in 0..nc {
+                // SAFETY: as above: child offsets follow the child bitmap.
+                let off = unsafe { *a.add(o + LEAFVEC + VEC + k) } as usize;
+                visit(a, o + off, out);
+            }
+        }
+        let a = lpm.flat.arena.buf.buf().as_ptr();
+        let mut out = Vec::new();
+        for &e in lpm.flat.top.buf().as_slice() {
+            if e & NODE != 0 {
+                visit(a, (e & !NODE) as usize, &mut out);
+            }
+        }
+        out
+    }
+
     #[test]
-    fn records_that_fit_a_line_do_not_straddle_one() {
+    fn records_are_packed_into_lines_without_straddling_them() {
         let mut r = Rng(11);
         let prefixes: Vec<(u32, u8, u32)> = (0..20_000)
             .map(|_| {
@@ -695,28 +808,37 @@ mod tests {
             })
             .collect();
         let lpm = Lpm4::from_prefixes(prefixes);
-        let a = &lpm.flat.arena;
-        let mut records = 0;
-        for i in 0..TOP_LEN {
-            let e = lpm.flat.top.buf().as_slice()[i];
-            if e & NODE != 0 {
-                let o = (e & !NODE) as usize;
-                // SAFETY: reads a record of this table, inside the arena's used part.
-                let (vector, leafvec) = unsafe {
-                    let p = a.buf.buf().as_ptr().add(o).cast::<u64>();
-                    (p.read_unaligned(), p.add(1).read_unaligned())
-                };
-                let words = HDR
-                    + vector.count_ones() as usize
-                    + (leafvec.count_ones() as usize).div_ceil(2);
-                if words <= LINE {
-                    assert_eq!(o / LINE, (o + words - 1) / LINE, "record at {o} straddles");
-                } else {
-                    assert_eq!(o % LINE, 0);
-                }
-                records += 1;
+        let recs = records(&lpm);
+        for &(o, words) in &recs {
+            if words <= LINE {
+                assert_eq!(o / LINE, (o + words - 1) / LINE, "record at {o} straddles");
+            } else {
+                assert_eq!(
+                    o % LINE,
+                    0,
+                    "a record of {words} words starts inside a line"
+                );
             }
         }
-        assert!(records > 100);
+        assert!(recs.len() > 100);
+        assert!(recs.iter().any(|&(_, w)| w > LINE), "no large record tried");
+        // And every record is where the lookups find it.
+        let keys: Vec<u32> = (0..4096)
+            .map(|_| (r.next() & 0x03ff_ffff) | 0x0a00_0000)
+            .collect();
+        check(&lpm, &keys);
+        // A table of /19-/24s (one record per /18, as in a full view): best fit, largest
+        // first, leaves few words of its lines unused.
+        let flat = Lpm4::from_prefixes((0..40_000).map(|i| {
+            let len = 19 + (r.next() % 6) as u8;
+            (r.next() & super::super::block::mask(len), len, i % 300)
+        }));
+        let recs = records(&flat);
+        let live: usize = recs.iter().map(|&(_, w)| w).sum();
+        let used = flat.flat.arena.used();
+        assert!(
+            used <= live + live / 50 + LINE,
+            "{used} words for {live} of records"
+        );
     }
 }
