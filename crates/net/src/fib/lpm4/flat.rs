@@ -562,8 +562,10 @@ impl Flat {
                 let e = self.top_entry(k);
                 let node = e & NODE != 0;
                 // Value entries prefetch the arena's first line: harmless, and no branch.
+                // A record with children (rare) is not prefetched: KIDS puts the address
+                // 4 GiB past its record, and a prefetch never faults.
                 let r = select_unpredictable(node, e & !NODE, 0);
-                prefetch(a.wrapping_add((r & !KIDS) as usize));
+                prefetch(a.wrapping_add(r as usize));
                 *o = self.or_inherit(e, k).wrapping_sub(1);
                 // SAFETY: `n` counts the keys before this one that are records, so
                 // `n <= i < B`.
@@ -584,27 +586,22 @@ impl Flat {
         }
     }
 
-    /// Encoded value for `addr` from record `r` (offset, and [`KIDS`]): its leaf, or (a
-    /// /25 or longer in the key's /24: rare) a walk down from it.
+    /// Encoded value for `addr` from record `r` (offset, and [`KIDS`]): its leaf, or for
+    /// a record with children (rare: a /25 or longer in the /18) a walk from it.
     #[inline(always)]
     fn leaf<const NARROW: bool>(&self, r: usize, addr: u32) -> u32 {
+        if r & KIDS as usize != 0 {
+            return self.walk(r, addr);
+        }
         let a = self.arena.buf.buf().as_ptr();
-        let o = r & !(KIDS as usize);
         let bit = 1u64 << ((addr >> 8) & 63);
-        // SAFETY: `o` is a record reachable from this table's top array (see `walk`); the
-        // leaf index is below the record's leaf count since bit 0 of every leafvec is set
-        // (the first run starts there).
+        // SAFETY: `r` is a record without children reachable from this table's top array
+        // (see `walk`): its leaf bitmap, then its leaves. The leaf index is below the
+        // record's leaf count since bit 0 of every leafvec is set (the first run starts
+        // there).
         unsafe {
-            let mut leaves = o + LEAFVEC;
-            if r & KIDS as usize != 0 {
-                let vector = a.add(o + LEAFVEC).cast::<u64>().read_unaligned();
-                if vector & bit != 0 {
-                    return self.walk(r, addr);
-                }
-                leaves += VEC + vector.count_ones() as usize;
-            }
-            let leafvec = a.add(o).cast::<u64>().read_unaligned();
-            let first = a.add(leaves).cast::<u8>();
+            let leafvec = a.add(r).cast::<u64>().read_unaligned();
+            let first = a.add(r + LEAFVEC).cast::<u8>();
             let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
             if NARROW {
                 u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
