@@ -2,9 +2,10 @@
 //! space, without `rte_lpm` (whose build takes minutes): for comparing layouts quickly,
 //! binary against binary, alternating runs.
 //!
-//! `cargo run -p net --release --example lpm_lookup -- FILE [SECONDS]`
+//! `cargo run -p net --release --example lpm_lookup -- FILE [SECONDS] [VALUES]`
 //!
-//! Builds the table with `from_prefixes` (256 values spread by hash), draws 4M keys, then
+//! Builds the table with `from_prefixes` (VALUES values spread by hash, default 256: as
+//! `bench-lookup`), draws 4M keys, then
 //! alternates single and batched (64-key bursts) passes for SECONDS (default 3) and prints
 //! the best pass of each in Mlookups/s, with the lookup bytes.
 
@@ -16,11 +17,14 @@ use net::fib::Lpm4;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: lpm_lookup FILE [SECONDS]");
+    let path = args
+        .next()
+        .expect("usage: lpm_lookup FILE [SECONDS] [VALUES]");
     let secs: f64 = args.next().map_or(3.0, |s| s.parse().expect("SECONDS"));
+    let values: u32 = args.next().map_or(256, |s| s.parse().expect("VALUES"));
     let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
     let plain = parse_prefix_list(&raw).expect("prefix list");
-    let lpm = Lpm4::from_prefixes(spread_values(&plain, 256));
+    let lpm = Lpm4::from_prefixes(spread_values(&plain, values));
     let keys = random_keys_in(&plain, 1 << 22, 1);
     let mut best = [f64::MAX; 2];
     let mut out = [0u32; 64];

@@ -31,7 +31,7 @@
 //! never lays out a block again.
 //!
 //! Values are stored as `value + 1` (0: no route), so the largest value is [`MAX_VALUE`];
-//! a value over 65534 switches the lookup form to u32 leaves.
+//! leaves are a byte each while every value is below 255, u16 below 65535, else u32.
 //! Bulk loads should use [`Lpm4::from_prefixes`] (the full view builds in about 0.2 s);
 //! repeated [`Lpm4::insert`] is correct but rebuilds a chunk per prefix.
 //!
@@ -305,9 +305,10 @@ impl Lpm4 {
         self.flat.regions()
     }
 
-    /// Whether the lookup form stores u16 leaves (every value is below 65535).
-    pub fn narrow_leaves(&self) -> bool {
-        self.flat.narrow()
+    /// Bytes per leaf in the lookup form: 1 while every value is below 255, 2 below
+    /// 65535, else 4.
+    pub fn leaf_bytes(&self) -> usize {
+        self.flat.leaf_width()
     }
 
     /// Node and leaf counts (distinct blocks, nodes, leaves), for tuning and reports.

@@ -9,7 +9,7 @@
 //! word 0-1   leafvec  (u64) bit j set: leaf slot j starts a new run of equal leaves
 //! with KIDS: vector   (u64) bit j set: slot j has a child record
 //!            one u32 per child, its offset from this record (| KIDS if it has children)
-//! then       the leaves, u16 each ("narrow", when every value fits) or u32
+//! then       the leaves: a byte each when every value fits one, else u16, else u32
 //! ```
 //!
 //! so a lookup is: top entry, record, where the leaf sits in the record's cache line
@@ -167,20 +167,20 @@ impl Arena {
 }
 
 /// Words of the record of `node` alone (header, child offsets, leaves).
-fn record_words(node: &Node, narrow: bool) -> usize {
+fn record_words(node: &Node, width: usize) -> usize {
     let nl = node.leafvec.count_ones() as usize;
     let nc = node.vector.count_ones() as usize;
     let kids = if nc == 0 { 0 } else { VEC + nc };
-    LEAFVEC + kids + if narrow { nl.div_ceil(2) } else { nl }
+    LEAFVEC + kids + (nl * width).div_ceil(4)
 }
 
 /// Appends the record of block node `n` and its descendants to `out` (whose start will
 /// be line-aligned in the arena) and returns where the record starts, with [`KIDS`] set
 /// when it has children. A record moves to the next cache line when that keeps it, or
 /// its header, from straddling two lines.
-fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> u32 {
+fn emit(blk: &Block, n: usize, width: usize, out: &mut Vec<u32>) -> u32 {
     let node = blk.nodes[n];
-    let size = record_words(&node, narrow);
+    let size = record_words(&node, width);
     let in_line = out.len() % LINE;
     if in_line != 0 && (size > LINE || in_line + size > LINE) {
         out.resize(out.len().next_multiple_of(LINE), 0);
@@ -193,25 +193,64 @@ fn emit(blk: &Block, n: usize, narrow: bool, out: &mut Vec<u32>) -> u32 {
         out.extend([node.vector as u32, (node.vector >> 32) as u32]);
         out.resize(at + LEAFVEC + VEC + nc, 0);
     }
-    let leaves = &blk.leaves[node.base0 as usize..][..nl];
-    if narrow {
-        for pair in leaves.chunks(2) {
-            out.push(pair[0] | pair.get(1).map_or(0, |&v| v << 16));
-        }
-    } else {
-        out.extend_from_slice(leaves);
-    }
+    pack_leaves(&blk.leaves[node.base0 as usize..][..nl], width, out);
     for k in 0..nc {
-        let child = emit(blk, node.base1 as usize + k, narrow, out);
+        let child = emit(blk, node.base1 as usize + k, width, out);
         out[at + LEAFVEC + VEC + k] = child - at as u32;
     }
     at as u32 | if nc > 0 { KIDS } else { 0 }
 }
 
-/// Whether every value `blk` stores fits a narrow (u16) leaf.
-fn fits_narrow(blk: &Block) -> bool {
-    let narrow = |v: u32| v <= u32::from(u16::MAX);
-    blk.leaves.iter().all(|&v| narrow(v)) && blk.top.iter().all(|&t| t & NODE != 0 || narrow(t))
+/// Appends `leaves`, `width` bytes each (1, 2 or 4), to `out`: the bytes in memory are
+/// each leaf's little-endian bytes in order, which `read_leaf` reads back.
+fn pack_leaves(leaves: &[u32], width: usize, out: &mut Vec<u32>) {
+    let mut bytes: Vec<u8> = leaves
+        .iter()
+        .flat_map(|v| v.to_le_bytes().into_iter().take(width))
+        .collect();
+    bytes.resize(bytes.len().next_multiple_of(4), 0);
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes"))),
+    );
+}
+
+/// Leaf `i` of the leaves at `leaves`, `W` bytes each (see `pack_leaves`).
+///
+/// # Safety
+/// `leaves` starts the leaves of a record that has more than `i` of them, `W` bytes each.
+#[inline(always)]
+unsafe fn read_leaf<const W: usize>(leaves: *const u32, i: usize) -> u32 {
+    let p = leaves.cast::<u8>();
+    // SAFETY: leaf `i` is inside the record (the caller's promise).
+    unsafe {
+        match W {
+            1 => u32::from(*p.add(i)),
+            2 => u32::from(u16::from_le_bytes(
+                p.add(i * 2).cast::<[u8; 2]>().read_unaligned(),
+            )),
+            _ => u32::from_le_bytes(p.add(i * 4).cast::<[u8; 4]>().read_unaligned()),
+        }
+    }
+}
+
+/// The largest value `blk` stores (encoded), in leaves or top entries: any of them can
+/// become a leaf when a change makes its chunk a record.
+fn largest(blk: &Block) -> u32 {
+    let tops = blk.top.iter().filter(|&&t| t & NODE == 0);
+    blk.leaves.iter().chain(tops).copied().max().unwrap_or(0)
+}
+
+/// Bytes per leaf for a table whose largest encoded value is `max`.
+fn width_for(max: u32) -> usize {
+    if max <= u32::from(u8::MAX) {
+        1
+    } else if max <= u32::from(u16::MAX) {
+        2
+    } else {
+        4
+    }
 }
 
 /// The lookup form of an [`super::Lpm4`]; see the module docs.
@@ -221,8 +260,8 @@ pub(super) struct Flat {
     arena: Arc<Arena>,
     /// Per /8 block: the encoded value of the longest prefix shorter than /8 covering it.
     inherit: Box<[u32; 256]>,
-    /// Leaves are u16 (every encoded value fits), else u32.
-    narrow: bool,
+    /// Bytes per leaf: 1, 2 or 4 (as few as the largest value stored needs).
+    width: usize,
 }
 
 /// The records of some chunks laid out in scratch space: each chunk's subtree is emitted
@@ -252,22 +291,22 @@ impl Layout {
         }
     }
 
-    fn add_chunk(&mut self, blocks: &[Arc<Block>], i: usize, narrow: bool) {
+    fn add_chunk(&mut self, blocks: &[Arc<Block>], i: usize, width: usize) {
         let blk = &blocks[i / CHUNKS];
         let e = blk.top[i % CHUNKS];
         if e & NODE == 0 {
             self.values.push((i, e));
         } else {
-            self.add_record(blk, e, i, narrow);
+            self.add_record(blk, e, i, width);
         }
     }
 
     /// Emits the record of top entry `i` (`e` points at a node of `blk`).
-    fn add_record(&mut self, blk: &Block, e: u32, i: usize, narrow: bool) {
+    fn add_record(&mut self, blk: &Block, e: u32, i: usize, width: usize) {
         self.scratch
             .resize(self.scratch.len().next_multiple_of(LINE), 0);
         let start = self.scratch.len();
-        let at = emit(blk, (e & !NODE) as usize, narrow, &mut self.scratch);
+        let at = emit(blk, (e & !NODE) as usize, width, &mut self.scratch);
         debug_assert_eq!(at & !KIDS, start as u32);
         self.pending
             .push((i, start, self.scratch.len() - start, at & KIDS));
@@ -364,13 +403,13 @@ impl Flat {
         let used: Vec<usize> = (0..blocks.len())
             .filter(|&b| !blocks[b].prefixes().is_empty())
             .collect();
-        let narrow = used.iter().all(|&b| fits_narrow(&blocks[b]));
+        let width = width_for(used.iter().map(|&b| largest(&blocks[b])).max().unwrap_or(0));
         let mut layout = Layout::new();
         for &b in &used {
             let blk = &blocks[b];
             for (c, &e) in blk.top.iter().enumerate() {
                 if e & NODE != 0 {
-                    layout.add_record(blk, e, b * CHUNKS + c, narrow);
+                    layout.add_record(blk, e, b * CHUNKS + c, width);
                 }
             }
         }
@@ -395,7 +434,7 @@ impl Flat {
             top: Arc::new(top),
             arena: Arc::new(arena),
             inherit: Box::new(*inherit),
-            narrow,
+            width,
         }
     }
 
@@ -407,13 +446,13 @@ impl Flat {
         chunks: std::ops::Range<usize>,
         widest: u32,
     ) {
-        if self.narrow && widest > u32::from(u16::MAX) {
+        if width_for(widest) > self.width {
             self.rebuild(blocks);
             return;
         }
         let mut layout = Layout::new();
         for i in chunks {
-            layout.add_chunk(blocks, i, self.narrow);
+            layout.add_chunk(blocks, i, self.width);
         }
         if Arc::get_mut(&mut self.top).is_none() {
             let mut top = Top::any(self.top.buf().huge());
@@ -453,9 +492,9 @@ impl Flat {
         ]
     }
 
-    /// Whether leaves are u16.
-    pub(super) fn narrow(&self) -> bool {
-        self.narrow
+    /// Bytes per leaf.
+    pub(super) fn leaf_width(&self) -> usize {
+        self.width
     }
 
     #[inline(always)]
@@ -524,14 +563,13 @@ impl Flat {
                 let leafvec = a.add(o).cast::<u64>().read_unaligned();
                 let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
                 debug_assert!(
-                    in_arena(leaves, if self.narrow { i / 2 + 1 } else { i + 1 }),
+                    in_arena(leaves, ((i + 1) * self.width).div_ceil(4)),
                     "leaf {i} of the record at {o} past {used}"
                 );
-                let first = a.add(leaves).cast::<u8>();
-                return if self.narrow {
-                    u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
-                } else {
-                    first.add(i * 4).cast::<u32>().read_unaligned()
+                return match self.width {
+                    1 => read_leaf::<1>(a.add(leaves), i),
+                    2 => read_leaf::<2>(a.add(leaves), i),
+                    _ => read_leaf::<4>(a.add(leaves), i),
                 };
             }
         }
@@ -540,10 +578,10 @@ impl Flat {
     /// Batched lookup; see `batch.rs`.
     #[inline(always)]
     pub(super) fn lookup_batch(&self, addrs: &[u32], out: &mut [u32]) {
-        if self.narrow {
-            self.lookup_batch_of::<true>(addrs, out)
-        } else {
-            self.lookup_batch_of::<false>(addrs, out)
+        match self.width {
+            1 => self.lookup_batch_of::<1>(addrs, out),
+            2 => self.lookup_batch_of::<2>(addrs, out),
+            _ => self.lookup_batch_of::<4>(addrs, out),
         }
     }
 
@@ -551,7 +589,7 @@ impl Flat {
     /// of entry, and lists the keys whose entry is a record (prefetched); the second pass
     /// finishes only those.
     #[inline(always)]
-    fn lookup_batch_of<const NARROW: bool>(&self, addrs: &[u32], out: &mut [u32]) {
+    fn lookup_batch_of<const W: usize>(&self, addrs: &[u32], out: &mut [u32]) {
         const B: usize = 64;
         let a = self.arena.buf.buf().as_ptr();
         for (ks, os) in addrs.chunks(B).zip(out.chunks_mut(B)) {
@@ -580,7 +618,7 @@ impl Flat {
                 // SAFETY: `i` is the position of a key of this chunk (first pass).
                 let (k, o) = unsafe { (*ks.get_unchecked(i), os.get_unchecked_mut(i)) };
                 *o = self
-                    .or_inherit(self.leaf::<NARROW>(r as usize, k), k)
+                    .or_inherit(self.leaf::<W>(r as usize, k), k)
                     .wrapping_sub(1);
             }
         }
@@ -589,7 +627,7 @@ impl Flat {
     /// Encoded value for `addr` from record `r` (offset, and [`KIDS`]): its leaf, or for
     /// a record with children (rare: a /25 or longer in the /18) a walk from it.
     #[inline(always)]
-    fn leaf<const NARROW: bool>(&self, r: usize, addr: u32) -> u32 {
+    fn leaf<const W: usize>(&self, r: usize, addr: u32) -> u32 {
         if r & KIDS as usize != 0 {
             return self.walk(r, addr);
         }
@@ -601,13 +639,8 @@ impl Flat {
         // there).
         unsafe {
             let leafvec = a.add(r).cast::<u64>().read_unaligned();
-            let first = a.add(r + LEAFVEC).cast::<u8>();
             let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
-            if NARROW {
-                u32::from(first.add(i * 2).cast::<u16>().read_unaligned())
-            } else {
-                first.add(i * 4).cast::<u32>().read_unaligned()
-            }
+            read_leaf::<W>(a.add(r + LEAFVEC), i)
         }
     }
 }
@@ -692,15 +725,32 @@ mod tests {
             assert_eq!(&out, want);
             check(old, keys);
         }
-        assert!(lpm.narrow_leaves());
+        // Values up to 299 (encoded 300): the table widened from bytes to u16 on the way.
+        assert_eq!(lpm.leaf_bytes(), 2);
     }
 
     #[test]
-    fn a_value_over_u16_switches_to_wide_leaves() {
+    fn leaves_widen_from_bytes_to_u16_to_u32_as_values_grow() {
+        // 1000 (encoded 1001) sits in top entries only, until a /24 in its /16 makes that
+        // chunk a record with 1001 among its leaves.
         let mut lpm = Lpm4::from_prefixes([(0x0a00_0000, 8, 1), (0x0a01_0200, 24, 2)]);
-        assert!(lpm.narrow_leaves());
+        assert_eq!(lpm.leaf_bytes(), 1);
+        lpm.insert(0x0a01_0300, 24, 254);
+        assert_eq!(lpm.leaf_bytes(), 1);
+        assert_eq!(lpm.lookup(0x0a01_0301), Some(254));
+        let mut wide = Lpm4::from_prefixes([(0x0a01_0200, 24, 2), (0x0c00_0000, 16, 1000)]);
+        assert_eq!(wide.leaf_bytes(), 2);
+        wide.insert(0x0c00_0100, 24, 3);
+        assert_eq!(wide.lookup(0x0c00_0001), Some(1000));
+        assert_eq!(wide.lookup(0x0c00_0101), Some(3));
+        check(&wide, &[0x0a01_0201, 0x0c00_0001, 0x0c00_0101]);
+        lpm.insert(0x0a01_0400, 24, 255);
+        assert_eq!(lpm.leaf_bytes(), 2);
+        assert_eq!(lpm.lookup(0x0a01_0401), Some(255));
+        assert_eq!(lpm.lookup(0x0a01_0301), Some(254));
+        check(&lpm, &[0x0a01_0201, 0x0a01_0301, 0x0a01_0401, 0x0a02_0000]);
         lpm.insert(0x0a01_0280, 25, 70_000);
-        assert!(!lpm.narrow_leaves());
+        assert_eq!(lpm.leaf_bytes(), 4);
         lpm.insert(0x0b00_0000, 18, MAX_VALUE);
         let keys = [
             0x0a01_0281,
@@ -763,7 +813,7 @@ mod tests {
 
     /// Every record of `lpm` as `(word offset, words)`, depth first from the top array.
     fn records(lpm: &Lpm4) -> Vec<(usize, usize)> {
-        fn visit(a: *const u32, r: usize, out: &mut Vec<(usize, usize)>) {
+        fn visit(a: *const u32, r: usize, width: usize, out: &mut Vec<(usize, usize)>) {
             let o = r & !(KIDS as usize);
             // SAFETY: reads a record of this table, inside the arena's used part.
             let (leafvec, vector) = unsafe {
@@ -777,19 +827,19 @@ mod tests {
             };
             let nc = vector.count_ones() as usize;
             let kids = if nc == 0 { 0 } else { VEC + nc };
-            let words = LEAFVEC + kids + (leafvec.count_ones() as usize).div_ceil(2);
+            let words = LEAFVEC + kids + (leafvec.count_ones() as usize * width).div_ceil(4);
             out.push((o, words));
             for k in 0..nc {
                 // SAFETY: as above: child offsets follow the child bitmap.
                 let off = unsafe { *a.add(o + LEAFVEC + VEC + k) } as usize;
-                visit(a, o + off, out);
+                visit(a, o + off, width, out);
             }
         }
         let a = lpm.flat.arena.buf.buf().as_ptr();
         let mut out = Vec::new();
         for &e in lpm.flat.top.buf().as_slice() {
             if e & NODE != 0 {
-                visit(a, (e & !NODE) as usize, &mut out);
+                visit(a, (e & !NODE) as usize, lpm.flat.width, &mut out);
             }
         }
         out
