@@ -121,19 +121,39 @@ pub fn random_keys_in(prefixes: &[(u32, u8)], n: usize, seed: u64) -> Vec<u32> {
 /// Gives each prefix one of `distinct` values by a fixed hash, the way a benchmark spreads
 /// a realistic number of next hops (a few hundred) over a table without next hops.
 pub fn spread_values(prefixes: &[(u32, u8)], distinct: u32) -> Vec<(u32, u8, u32)> {
-    assert!(distinct > 0);
     prefixes
         .iter()
-        .map(|&(a, l)| {
-            let h = SplitMix64(u64::from(a) << 8 | u64::from(l)).next_u64();
-            (a, l, (h % u64::from(distinct)) as u32)
-        })
+        .map(|&(a, l)| (a, l, spread_value(a, l, distinct)))
         .collect()
+}
+
+/// The value [`spread_values`] gives prefix `addr/len`: one of `distinct` (at least 1).
+pub fn spread_value(addr: u32, len: u8, distinct: u32) -> u32 {
+    assert!(distinct > 0);
+    let h = SplitMix64(u64::from(addr) << 8 | u64::from(len)).next_u64();
+    (h % u64::from(distinct)) as u32
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spread_values_use_every_value_on_aligned_prefixes() {
+        // /24s and /16s have zero low bits: a hash that kept them would give few values.
+        let prefixes: Vec<(u32, u8)> = (0..20_000u32)
+            .map(|i| (i << 8, 24))
+            .chain((0..2_000u32).map(|i| (i << 16, 16)))
+            .collect();
+        for distinct in [4, 254, 256, 300] {
+            let seen: std::collections::BTreeSet<u32> = spread_values(&prefixes, distinct)
+                .into_iter()
+                .map(|(_, _, v)| v)
+                .collect();
+            assert_eq!(seen.len() as u32, distinct);
+            assert!(seen.iter().all(|&v| v < distinct));
+        }
+    }
 
     #[test]
     fn parses_plain_and_gzip() {
