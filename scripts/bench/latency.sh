@@ -305,7 +305,9 @@ measure() { # name family [flood]
   # ARP or NDP on every hop, and the path proven, before anything is timed.
   for _ in $(seq 20); do
     # From the client's measured address (IPv6 would pick 2001:db8:1::3, the last added).
-    if in_ns "$C" ping -"$fam" -q -c 1 -W 1 -I "$(echo "$cli" | tr -d '[]')" "$(echo "$srv" | tr -d '[]')" >/dev/null 2>&1; then ok=1; break; fi
+    # (Brackets dropped by expansion, not a command substitution: a SIGTERM that lands
+    # while bash parses one makes the trap a syntax error, exit 2 instead of 130.)
+    if in_ns "$C" ping -"$fam" -q -c 1 -W 1 -I "${cli//[\[\]]/}" "${srv//[\[\]]/}" >/dev/null 2>&1; then ok=1; break; fi
     sleep 0.2 # a ping that fails at once (no route or neighbour yet) must not use up the tries
   done
   if [ "$ok" != 1 ]; then
