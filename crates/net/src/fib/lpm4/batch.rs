@@ -3,9 +3,10 @@
 //!
 //! The batched lookup works in two phases over up to 64 keys: first it reads every key's
 //! top entry and prefetches the record that entry points to, then it finishes every key
-//! (the record's line: leaf bitmap and leaf; rarely a deeper record). The top entries are independent loads,
-//! so the first phase keeps as many misses in flight as the core allows, and by the time
-//! the second phase reads a record its line is on the way or there. Variants measured on
+//! (the record's line: leaf bitmap and leaf; rarely a deeper record). The top entries are
+//! independent loads, so the first phase keeps as many misses in flight as the core
+//! allows, and by the time the second phase reads a record its line is on the way or
+//! there. Variants measured on
 //! the full view with random keys (best of interleaved passes over 128k-key segments on
 //! the shared 2-core VM under load, one run, so only the order is solid; ns/lookup): the
 //! previous layout's loop (prefetch the top entry 16 keys ahead, walk each key) 31.5,

@@ -171,7 +171,12 @@ fn record_words(node: &Node, width: usize) -> usize {
     let nl = node.leafvec.count_ones() as usize;
     let nc = node.vector.count_ones() as usize;
     let kids = if nc == 0 { 0 } else { VEC + nc };
-    LEAFVEC + kids + (nl * width).div_ceil(4)
+    LEAFVEC + kids + leaf_words(nl, width)
+}
+
+/// Words that `n` leaves of `width` bytes take.
+fn leaf_words(n: usize, width: usize) -> usize {
+    (n * width).div_ceil(4)
 }
 
 /// Appends the record of block node `n` and its descendants to `out` (whose start will
@@ -214,6 +219,23 @@ fn pack_leaves(leaves: &[u32], width: usize, out: &mut Vec<u32>) {
             .chunks_exact(4)
             .map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes"))),
     );
+}
+
+/// The leaf of slot `bit` (a one-bit mask) in the record at word `o` of arena `a`, whose
+/// leaves, `W` bytes each, start at word `leaves`.
+///
+/// # Safety
+/// `o` is a record of `a` and `leaves` where its leaves start. The leaf's index is below
+/// the record's leaf count since bit 0 of every leafvec is set (the first run starts
+/// there).
+#[inline(always)]
+unsafe fn leaf_of_slot<const W: usize>(a: *const u32, o: usize, leaves: usize, bit: u64) -> u32 {
+    // SAFETY: the caller's promise.
+    unsafe {
+        let leafvec = a.add(o).cast::<u64>().read_unaligned();
+        let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
+        read_leaf::<W>(a.add(leaves), i)
+    }
 }
 
 /// Leaf `i` of the leaves at `leaves`, `W` bytes each (see `pack_leaves`).
@@ -560,16 +582,18 @@ impl Flat {
                     leaves = kids + vector.count_ones() as usize;
                 }
                 debug_assert!(in_arena(o, LEAFVEC), "record at {o} past {used}");
-                let leafvec = a.add(o).cast::<u64>().read_unaligned();
-                let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
                 debug_assert!(
-                    in_arena(leaves, ((i + 1) * self.width).div_ceil(4)),
-                    "leaf {i} of the record at {o} past {used}"
+                    {
+                        let leafvec = a.add(o).cast::<u64>().read_unaligned();
+                        let n = (leafvec & (bit | (bit - 1))).count_ones() as usize;
+                        in_arena(leaves, leaf_words(n, self.width))
+                    },
+                    "a leaf of the record at {o} past {used}"
                 );
                 return match self.width {
-                    1 => read_leaf::<1>(a.add(leaves), i),
-                    2 => read_leaf::<2>(a.add(leaves), i),
-                    _ => read_leaf::<4>(a.add(leaves), i),
+                    1 => leaf_of_slot::<1>(a, o, leaves, bit),
+                    2 => leaf_of_slot::<2>(a, o, leaves, bit),
+                    _ => leaf_of_slot::<4>(a, o, leaves, bit),
                 };
             }
         }
@@ -634,14 +658,8 @@ impl Flat {
         let a = self.arena.buf.buf().as_ptr();
         let bit = 1u64 << ((addr >> 8) & 63);
         // SAFETY: `r` is a record without children reachable from this table's top array
-        // (see `walk`): its leaf bitmap, then its leaves. The leaf index is below the
-        // record's leaf count since bit 0 of every leafvec is set (the first run starts
-        // there).
-        unsafe {
-            let leafvec = a.add(r).cast::<u64>().read_unaligned();
-            let i = (leafvec & (bit | (bit - 1))).count_ones() as usize - 1;
-            read_leaf::<W>(a.add(r + LEAFVEC), i)
-        }
+        // (see `walk`): its leaf bitmap, then its leaves.
+        unsafe { leaf_of_slot::<W>(a, r, r + LEAFVEC, bit) }
     }
 }
 
@@ -827,7 +845,7 @@ mod tests {
             };
             let nc = vector.count_ones() as usize;
             let kids = if nc == 0 { 0 } else { VEC + nc };
-            let words = LEAFVEC + kids + (leafvec.count_ones() as usize * width).div_ceil(4);
+            let words = LEAFVEC + kids + leaf_words(leafvec.count_ones() as usize, width);
             out.push((o, words));
             for k in 0..nc {
                 // SAFETY: as above: child offsets follow the child bitmap.
