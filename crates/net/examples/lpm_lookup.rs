@@ -2,10 +2,12 @@
 //! space, without `rte_lpm` (whose build takes minutes): for comparing layouts quickly,
 //! binary against binary, alternating runs.
 //!
-//! `cargo run -p net --release --example lpm_lookup -- FILE [SECONDS] [VALUES]`
+//! `cargo run -p net --release --example lpm_lookup -- FILE [SECONDS] [VALUES] [bulk|insert]`
 //!
-//! Builds the table with `from_prefixes` (VALUES values spread by hash, default 256: as
-//! `bench-lookup`), draws 4M keys, then
+//! Builds the table with `from_prefixes` (`bulk`, the default, as a configured table is
+//! built) or with one `insert` per distinct prefix in sorted order (`insert`: as
+//! `bench-lookup` does and as FPM feeds the router), with VALUES values spread by hash
+//! (default 256: as `bench-lookup`), draws 4M keys, then
 //! alternates single and batched (64-key bursts) passes for SECONDS (default 3) and prints
 //! the best pass of each in Mlookups/s, with the lookup bytes.
 
@@ -19,12 +21,26 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let path = args
         .next()
-        .expect("usage: lpm_lookup FILE [SECONDS] [VALUES]");
+        .expect("usage: lpm_lookup FILE [SECONDS] [VALUES] [bulk|insert]");
     let secs: f64 = args.next().map_or(3.0, |s| s.parse().expect("SECONDS"));
     let values: u32 = args.next().map_or(256, |s| s.parse().expect("VALUES"));
     let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
     let plain = parse_prefix_list(&raw).expect("prefix list");
-    let lpm = Lpm4::from_prefixes(spread_values(&plain, values));
+    let routes = spread_values(&plain, values);
+    let lpm = match args.next().as_deref() {
+        None | Some("bulk") => Lpm4::from_prefixes(routes),
+        Some("insert") => {
+            let mut sorted = routes;
+            sorted.sort_unstable();
+            sorted.dedup_by_key(|r| (r.0, r.1));
+            let mut lpm = Lpm4::new();
+            for (a, l, v) in sorted {
+                lpm.insert(a, l, v);
+            }
+            lpm
+        }
+        Some(other) => panic!("build {other:?}: expected bulk or insert"),
+    };
     let keys = random_keys_in(&plain, 1 << 22, 1);
     let mut best = [f64::MAX; 2];
     let mut out = [0u32; 64];
