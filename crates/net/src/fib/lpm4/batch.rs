@@ -22,6 +22,12 @@
 //! old second phase branched per key on the kind of top entry, which the full view's
 //! random keys (69% values, 31% records) mispredicted 0.40 times per lookup (callgrind
 //! --branch-sim: 0.03 now; docs/benchmarks.md, "h-lpm4").
+//!
+//! Since session 15 a pass before the first prefetches every key's top entry: the first
+//! phase's loads are demand loads, and where the 1 MiB top array is not in L2 (the AMD
+//! VM's 512 KiB) only as many of them as the reorder buffer holds were in flight. On
+//! that VM the batch went from 96 to 130 Mlookups/s (full view, 256 values); it costs
+//! about three instructions a key (docs/benchmarks.md, "Session 15").
 
 use super::Lpm4;
 

@@ -18,11 +18,13 @@
 //! block"; the lookup then takes the block's inherited value from prefixes shorter than /8.
 //!
 //! Updates never modify memory a published snapshot can read. The arena is append-only
-//! and shared by a table and the clones derived from it: a change appends the new
-//! records of the /18 chunks it touched (in space reserved by an atomic cursor, so clones
-//! changed independently never collide) and writes their top entries into the table's
-//! own top array, which is copied first if a clone still shares it. When the arena is
-//! full, the table is laid out afresh in a new arena, which drops the garbage.
+//! and shared by a table and the clones derived from it: a change writes the new records
+//! of the /18 chunks it touched into free tails of lines already handed out, else
+//! appends them (space reserved by an atomic cursor or taken from the tails under a
+//! lock, so clones changed independently never collide) and writes their top entries
+//! into the table's own top array, which is copied first if a clone still shares it.
+//! When the arena is full, the table is laid out afresh in a new arena, which drops the
+//! garbage.
 
 use std::hint::select_unpredictable;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -648,9 +650,9 @@ impl Flat {
         }
     }
 
-    /// The first pass answers every key from its top entry, without a branch on the kind
-    /// of entry, and lists the keys whose entry is a record (prefetched); the second pass
-    /// finishes only those.
+    /// A pass prefetches every key's top entry; the first pass then answers every key
+    /// from its top entry, without a branch on the kind of entry, and lists the keys
+    /// whose entry is a record (prefetched); the second pass finishes only those.
     #[inline(always)]
     fn lookup_batch_of<const W: usize>(&self, addrs: &[u32], out: &mut [u32]) {
         const B: usize = 64;
@@ -659,6 +661,10 @@ impl Flat {
             let mut at = [0u8; B];
             let mut rec = [0u32; B];
             let mut n = 0;
+            let top = self.top.buf().as_ptr();
+            for &k in ks {
+                prefetch(top.wrapping_add((k >> 14) as usize));
+            }
             for (i, (&k, o)) in ks.iter().zip(os.iter_mut()).enumerate() {
                 let e = self.top_entry(k);
                 let node = e & NODE != 0;
