@@ -19,9 +19,10 @@
 //!
 //! Updates: each /8 block keeps its prefixes and its own Poptrie arrays; a change
 //! rebuilds only the /18 chunks whose answer changed inside the block, then lays out just
-//! those chunks again in the lookup form: their records are appended to the shared arena
-//! and their top entries written into this table's top array (copied first, 1 MiB, if a
-//! clone still shares it). Published snapshots never see a write. When the arena is full
+//! those chunks again in the lookup form: their records go into free tails of the shared
+//! arena's lines, or are appended to it, and their top entries are written into this
+//! table's top array (copied first, 1 MiB, if a clone still shares it). Published
+//! snapshots never see a write to words they read. When the arena is full
 //! (its slack is as large as its contents, and at least 64 KiB after a bulk build, twice
 //! the old arena up to 4 MiB after the arena filled) the whole table is laid out afresh,
 //! which drops the records of replaced chunks. Cloning an `Lpm4` costs 256

@@ -120,8 +120,8 @@ pub(super) struct Arena {
     /// Lines handed out whose last words no record holds: `tails[k]` lists the lines
     /// (indices) whose last `k` words are free. A change places its small records there
     /// first, so that records appended a chunk at a time share lines as a fresh layout's
-    /// do (one record per line made a table grown by inserts 13% slower to look up on
-    /// the AMD VM). A tail is handed to one change only; only changes take the lock.
+    /// do (with a line each, a table grown by inserts took 1.5 times the lines). A tail
+    /// is handed to one change only; only changes take the lock.
     tails: Mutex<Tails>,
 }
 
@@ -171,10 +171,11 @@ impl Arena {
         assert!(at + words.len() <= self.used.load(Ordering::Relaxed));
         // SAFETY: the range is inside the buffer (`used` <= len, checked above), `alloc`
         // (or `tails`, under its lock) handed it to this caller alone, and no top array
-        // points into it yet, so no one
-        // reads it while it is written. Lookups reach it only through a top array that a
-        // `&mut Lpm4` updated after this write; sharing that table with other threads
-        // (net::rcu publishes with a release store) orders this write before their reads.
+        // points into it yet, so no one reads it while it is written (lookups may read
+        // other records of its line: other words). Lookups reach it only through a top
+        // array that a `&mut Lpm4` updated after this write; sharing that table with
+        // other threads (net::rcu publishes with a release store) orders this write
+        // before their reads.
         unsafe { self.buf.write(at, words) };
     }
 
