@@ -999,4 +999,40 @@ mod tests {
             "{grown_lines} lines hold the grown table's records, {fresh_lines} the fresh one's"
         );
     }
+
+    #[test]
+    fn sibling_clones_changed_in_turn_never_write_over_each_others_records() {
+        let mut r = Rng(9);
+        let base = Lpm4::from_prefixes((0..2000).map(|i| {
+            let (a, l) = random_prefix(&mut r);
+            (a, l, i % 200)
+        }));
+        // Both siblings take records into the tails the bulk layout left, and the
+        // tails of each other's appended lines, in turn.
+        // Until the small test arena fills and one of them is laid out afresh.
+        let mut pair = [base.clone(), base.clone()];
+        let mut shared = 0;
+        while shared < 2000 && Arc::ptr_eq(&pair[0].flat.arena, &pair[1].flat.arena) {
+            let (a, l) = random_prefix(&mut r);
+            pair[shared % 2].insert(a, l, r.next() % 200);
+            shared += 1;
+        }
+        assert!(shared > 50, "only {shared} changes before a fresh layout");
+        let before = base.flat.arena.used();
+        let old: Vec<usize> = records(&base).iter().map(|&(o, _)| o).collect();
+        for lpm in &pair {
+            assert!(
+                records(lpm)
+                    .iter()
+                    .any(|&(o, _)| o < before && !old.contains(&o)),
+                "no record went into a tail of the bulk layout's lines"
+            );
+        }
+        let keys: Vec<u32> = (0..8192)
+            .map(|_| (r.next() & 0x03ff_ffff) | 0x0a00_0000)
+            .collect();
+        for lpm in pair.iter().chain([&base]) {
+            check(lpm, &keys);
+        }
+    }
 }
