@@ -28,7 +28,7 @@
 
 use std::hint::select_unpredictable;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::block::{Block, Node, CHUNKS, NODE};
 use super::huge::{HugeBuf, SharedBuf};
@@ -181,6 +181,12 @@ impl Arena {
 
     fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
+    }
+
+    /// The free tails, locked. A change that panicked while holding them at worst took
+    /// tails it never wrote: lost space, never a tail handed out twice.
+    fn tails(&self) -> MutexGuard<'_, Tails> {
+        self.tails.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -369,8 +375,9 @@ impl Layout {
     }
 
     /// Places the emitted subtrees, largest first (see [`Layout`]): a subtree smaller
-    /// than a line into `arena`'s free tails when it fits one, else into new lines.
-    fn pack(&mut self, mut arena: Option<&mut Tails>) -> Packed {
+    /// than a line into the arena's free tails `arena` when it fits one, else into new
+    /// lines.
+    fn pack(&mut self, arena: &mut Tails) -> Packed {
         self.pending
             .sort_unstable_by_key(|p| std::cmp::Reverse(p.2));
         let mut p = Packed {
@@ -380,7 +387,7 @@ impl Layout {
             tails: Default::default(),
         };
         for &(i, start, n, kids) in &self.pending {
-            if let Some(at) = arena.as_deref_mut().and_then(|t| take_tail(t, n)) {
+            if let Some(at) = take_tail(arena, n) {
                 p.placed.push((i, at, start, n, kids));
                 continue;
             }
@@ -402,11 +409,7 @@ impl Layout {
     /// Copies the records into `arena` (into free tails of its lines first) and the
     /// entries into `top`; `false` (and no entry written) if the arena is full.
     fn commit(&mut self, arena: &Arena, top: &mut [u32]) -> bool {
-        let packed = match arena.tails.lock() {
-            Ok(mut tails) => self.pack(Some(&mut tails)),
-            // A change panicked while placing records: leave the tails alone.
-            Err(_) => self.pack(None),
-        };
+        let packed = self.pack(&mut arena.tails());
         self.commit_packed(&packed, arena, top)
     }
 
@@ -434,10 +437,9 @@ impl Layout {
         for &(i, r) in &packed.entries {
             top[i] = NODE | (base as u32 + r);
         }
-        if let Ok(mut tails) = arena.tails.lock() {
-            for (k, lines) in packed.tails.iter().enumerate() {
-                tails[k].extend(lines.iter().map(|l| l + base / LINE));
-            }
+        let mut tails = arena.tails();
+        for (k, lines) in packed.tails.iter().enumerate() {
+            tails[k].extend(lines.iter().map(|l| l + base / LINE));
         }
         true
     }
@@ -477,7 +479,8 @@ impl Flat {
                 }
             }
         }
-        let packed = layout.pack(None);
+        // A fresh arena has no tails yet.
+        let packed = layout.pack(&mut Tails::default());
         let live = packed.words.len();
         let huge = (used.len() * CHUNKS + live) * 4 >= HUGE_MIN_BYTES;
         let mut top = Top::zeroed(huge);
@@ -1007,9 +1010,8 @@ mod tests {
             let (a, l) = random_prefix(&mut r);
             (a, l, i % 200)
         }));
-        // Both siblings take records into the tails the bulk layout left, and the
-        // tails of each other's appended lines, in turn.
-        // Until the small test arena fills and one of them is laid out afresh.
+        // In turn, until the small test arena fills and one is laid out afresh, both
+        // siblings take the tails the bulk layout left and each other's.
         let mut pair = [base.clone(), base.clone()];
         let mut shared = 0;
         while shared < 2000 && Arc::ptr_eq(&pair[0].flat.arena, &pair[1].flat.arena) {
