@@ -162,67 +162,106 @@ unsafe fn lookup_batch_popcnt(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
     lookup_batch_generic(a, addrs, out)
 }
 
+/// Where the second pass leaves the keys that walk on: each one's Poptrie root (`cur`),
+/// its address bits from the root's depth on (`rest`), and the list of them (`walk[..nw]`).
+struct Walking {
+    cur: [u32; BURST],
+    rest: [u64; BURST],
+    walk: [u8; BURST],
+    nw: usize,
+}
+
 /// Looks up one burst (see the module docs); `out` gets each value or `NO_ROUTE`.
+/// Both unrolled passes take the keys in chunks of `UNROLL` (arrays, so each inner loop
+/// has a constant trip count whatever the burst's length), then the few left over: over
+/// slices the trip count was constant only for a full burst, and the worker's bursts of
+/// 32 were unrolled or not as the compiler's inlining elsewhere fell (session 15's Lpm4
+/// change cost IPv6 14 instructions a packet that way; docs/benchmarks.md, session 16).
 #[inline(always)]
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
+    let keys = &keys[..keys.len().min(BURST)];
     let out = &mut out[..keys.len()];
     let top = a.top();
     let mut at = [0u32; BURST];
-    // In fours: the inner loops have a constant trip count, which the compiler unrolls.
-    for (at, keys) in at.chunks_mut(UNROLL).zip(keys.chunks(UNROLL)) {
-        for (at, &k) in at.iter_mut().zip(keys) {
-            let i = second(top, hi32(k));
-            prefetch(a.direct.as_ptr().wrapping_add(i));
-            *at = i as u32;
+    let at_of = |k: u128| {
+        let i = second(top, hi32(k));
+        prefetch(a.direct.as_ptr().wrapping_add(i));
+        i as u32
+    };
+    let (key4, key_tail) = keys.as_chunks::<UNROLL>();
+    let (at4, at_tail) = at[..keys.len()].as_chunks_mut::<UNROLL>();
+    for (at, keys) in at4.iter_mut().zip(key4) {
+        for j in 0..UNROLL {
+            at[j] = at_of(keys[j]);
         }
+    }
+    for (at, &k) in at_tail.iter_mut().zip(key_tail) {
+        *at = at_of(k);
     }
     // Every key's second entry, and for a key under a mini node its mini entry at once
     // (a dependent read, no pass of its own), and then its leaf if the mini entry points
     // at 64 direct leaves (nothing waits on that read but `out`); keys at a Poptrie root
     // go to `walk`, with the root in `cur` (prefetched) and their address bits from the
     // root's depth on in `rest`.
-    let (mut cur, mut rest) = ([0u32; BURST], [0u64; BURST]);
-    let (mut walk, mut nw) = ([0u8; BURST], 0);
-    let steps = out.chunks_mut(UNROLL).zip(keys.chunks(UNROLL));
-    for (c, ((out, keys), at)) in steps.zip(at.chunks(UNROLL)).enumerate() {
-        for (j, ((o, &k), &at)) in out.iter_mut().zip(keys).zip(at).enumerate() {
-            let mut e = a.direct[at as usize];
-            if e & NODE != 0 {
-                let i = (c * UNROLL + j) % BURST;
-                let bits = mini_bits(e);
-                // Address bits 32-96: the mini slot on top, then the Poptrie's bits.
-                let r = ((k << DENSE_END) >> 64) as u64;
-                let m = a.mini[(e & !(NODE | KIND)) as usize + (r >> (64 - bits)) as usize];
-                let (r, to) = (r << bits, m & !(NODE | LEAVES));
-                let (root, direct) = (m & (NODE | LEAVES) == NODE, m & LEAVES != 0);
-                // Branch-free: a key not at direct leaves reads leaf 0 (if any).
-                let l = select_unpredictable(direct, to + slot64(r), 0) as usize;
-                let leaf = a.leaves.get(l).copied().unwrap_or(0);
-                e = select_unpredictable(direct, leaf, m);
-                let p = a.nodes.as_ptr().wrapping_add(to as usize).cast::<u8>();
-                prefetch(select_unpredictable(root, p, a.mini.as_ptr().cast::<u8>()));
-                cur[i] = to;
-                rest[i] = r;
-                // Written always, counted if it walks.
-                walk[nw % BURST] = i as u8;
-                nw += usize::from(root);
-            }
-            // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten below.
-            *o = e.wrapping_sub(1);
+    let mut w = Walking {
+        cur: [0; BURST],
+        rest: [0; BURST],
+        walk: [0; BURST],
+        nw: 0,
+    };
+    let (out4, out_tail) = out.as_chunks_mut::<UNROLL>();
+    let (at4, _) = at.as_chunks::<UNROLL>();
+    for (c, ((out, keys), at)) in out4.iter_mut().zip(key4).zip(at4).enumerate() {
+        for j in 0..UNROLL {
+            out[j] = second_entry(a, keys[j], at[j], c * UNROLL + j, &mut w);
         }
     }
-    if nw > 0 {
-        let entered = walk;
-        let entered = &entered[..nw.min(BURST)];
+    let done = key4.len() * UNROLL;
+    for (j, (o, &k)) in out_tail.iter_mut().zip(key_tail).enumerate() {
+        *o = second_entry(a, k, at[(done + j) % BURST], done + j, &mut w);
+    }
+    if w.nw > 0 {
+        let entered = w.walk;
+        let entered = &entered[..w.nw.min(BURST)];
         poptrie_burst(
             a,
             (keys, &at),
-            &mut cur,
-            &mut rest,
-            (&mut walk, entered),
+            &mut w.cur,
+            &mut w.rest,
+            (&mut w.walk, entered),
             out,
         );
     }
+}
+
+/// The second pass for key `k` (the `i`th of its burst) whose second entry is at `at`:
+/// its value (`NO_ROUTE` for none; a key that walks on is answered later), or the mini
+/// node's entry and leaf, putting a key at a Poptrie root in `w`.
+#[inline(always)]
+fn second_entry(a: &Arrays, k: u128, at: u32, i: usize, w: &mut Walking) -> u32 {
+    let mut e = a.direct[at as usize];
+    if e & NODE != 0 {
+        let i = i % BURST;
+        let bits = mini_bits(e);
+        // Address bits 32-96: the mini slot on top, then the Poptrie's bits.
+        let r = ((k << DENSE_END) >> 64) as u64;
+        let m = a.mini[(e & !(NODE | KIND)) as usize + (r >> (64 - bits)) as usize];
+        let (r, to) = (r << bits, m & !(NODE | LEAVES));
+        let (root, direct) = (m & (NODE | LEAVES) == NODE, m & LEAVES != 0);
+        // Branch-free: a key not at direct leaves reads leaf 0 (if any).
+        let l = select_unpredictable(direct, to + slot64(r), 0) as usize;
+        let leaf = a.leaves.get(l).copied().unwrap_or(0);
+        e = select_unpredictable(direct, leaf, m);
+        let p = a.nodes.as_ptr().wrapping_add(to as usize).cast::<u8>();
+        prefetch(select_unpredictable(root, p, a.mini.as_ptr().cast::<u8>()));
+        w.cur[i] = to;
+        w.rest[i] = r;
+        // Written always, counted if it walks.
+        w.walk[w.nw % BURST] = i as u8;
+        w.nw += usize::from(root);
+    }
+    // 0 (no route) becomes NO_ROUTE; keys still walking are overwritten later.
+    e.wrapping_sub(1)
 }
 
 /// The Poptrie walk of the keys `entered` (indices into `keys`, also in `walk`), whose
