@@ -1,8 +1,10 @@
 //! The Environment Abstraction Layer: initialised once per process.
 //!
 //! The EAL keeps per-process runtime files in a directory named after `--file-prefix`
-//! (`/var/run/dpdk/<prefix>` as root). A primary process removes that directory when the
-//! [`Eal`] is dropped, so runs with a per-process prefix do not leave one behind each.
+//! (`/var/run/dpdk/<prefix>` as root), and on hugepages one file per page in hugetlbfs
+//! (`<prefix>map_<n>`; none with `--huge-unlink`). A primary process removes both when the
+//! [`Eal`] is dropped, so runs with a per-process prefix leave neither behind: a
+//! hugepage file holds its page until it is deleted.
 //! A failed init removes the directory when it created it. A failed init that DPDK
 //! reports without a reason (`rte_errno` 0) is diagnosed here:
 //! the usual cause is another primary process holding the prefix's config lock.
@@ -19,7 +21,9 @@ static INITIALISED: AtomicBool = AtomicBool::new(false);
 /// again in the same process afterwards.
 #[derive(Debug)]
 pub struct Eal {
-    _private: (),
+    /// The `--file-prefix`, and where its hugepage files may be (removed on drop).
+    prefix: String,
+    huge_dirs: Vec<std::path::PathBuf>,
 }
 
 impl Eal {
@@ -42,7 +46,8 @@ impl Eal {
         // rte_eal_init may permute argv; keep the CStrings alive and pass copies of the
         // pointers. The EAL keeps pointers into argv (e.g. the program name) for the
         // process lifetime, so the strings are leaked on success.
-        let run_dir = crate::prefix::runtime_dir(&crate::prefix::file_prefix(args));
+        let prefix = crate::prefix::file_prefix(args);
+        let run_dir = crate::prefix::runtime_dir(&prefix);
         let run_dir_existed = run_dir.exists();
         let mut argv: Vec<*mut c_char> = cargs.iter().map(|c| c.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
@@ -65,7 +70,9 @@ impl Eal {
         }
         std::mem::forget(cargs);
         std::mem::forget(argv);
-        Ok(Eal { _private: () })
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+        let huge_dirs = crate::prefix::hugepage_dirs(args, &mounts);
+        Ok(Eal { prefix, huge_dirs })
     }
 
     /// Number of lcores enabled by `-l`/`--lcores`, the main lcore included.
@@ -122,14 +129,25 @@ impl Drop for Eal {
             .to_string_lossy()
             .into_owned();
         // SAFETY: all ports and lcores are stopped by their owners before the Eal is
-        // dropped (the runtime owns the Eal last); cleanup releases hugepage files.
+        // dropped (the runtime owns the Eal last); cleanup unmaps the EAL's memory (its
+        // hugepage files stay: removed below).
         unsafe {
             dpdk_sys::rte_eal_cleanup();
         }
         if primary && !dir.is_empty() {
             // Secondary processes cannot outlive a useful primary anyway; without this,
-            // every run with a fresh prefix leaves a directory behind.
+            // every run with a fresh prefix leaves a directory behind, and (without
+            // --huge-unlink) its hugepages allocated. A secondary still attached keeps
+            // its mappings: the pages go back when it unmaps them.
             let _ = std::fs::remove_dir_all(&dir);
+            let (_, failed) = crate::prefix::remove_hugepage_files(&self.prefix, &self.huge_dirs);
+            for f in failed {
+                eprintln!(
+                    "dpdk: could not remove hugepage file {} (it holds a hugepage until \
+                     deleted)",
+                    f.display()
+                );
+            }
         }
     }
 }
