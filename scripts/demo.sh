@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the router on its embedded default: two virtual ports, no NIC, no hugepages.
+# Runs the router on its embedded default: two virtual ports, no NIC; hugepages when some
+# are free (its hugepage files are removed when it stops), else ordinary memory.
 # Port `in` replays a generated pcap (IPv4, labelled and deliberately bad frames) in a
 # loop; port `out` writes what the router forwards to out/demo-out.pcap. Prints one
 # counters line per second and stops after --duration seconds (default 10) or on Ctrl-C.
@@ -15,7 +16,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
