@@ -179,6 +179,8 @@ struct Walking {
 /// change cost IPv6 14 instructions a packet that way; docs/benchmarks.md, session 16).
 #[inline(always)]
 fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
+    // `lookup_batch_generic` passes at most a burst; `at` and `walk` hold no more.
+    debug_assert!(keys.len() <= BURST, "a burst of {} keys", keys.len());
     let keys = &keys[..keys.len().min(BURST)];
     let out = &mut out[..keys.len()];
     let top = a.top();
