@@ -14,20 +14,24 @@ use std::path::PathBuf;
 
 use crate::error::DpdkError;
 
-/// The `--file-prefix` in EAL arguments (DPDK's default is "rte").
-pub(crate) fn file_prefix<S: AsRef<str>>(args: &[S]) -> String {
+/// The value of EAL option `name` (`--name=v` or `--name v`), its first occurrence.
+fn arg_value<'a, S: AsRef<str>>(args: &'a [S], name: &str) -> Option<&'a str> {
     let mut it = args.iter().map(|a| a.as_ref());
     while let Some(a) = it.next() {
-        if let Some(v) = a.strip_prefix("--file-prefix=") {
-            return v.to_string();
-        }
-        if a == "--file-prefix" {
-            if let Some(v) = it.next() {
-                return v.to_string();
-            }
+        match a.strip_prefix(name) {
+            Some(v) if v.starts_with('=') => return Some(&v[1..]),
+            Some("") => return it.next(),
+            _ => {}
         }
     }
-    "rte".to_string()
+    None
+}
+
+/// The `--file-prefix` in EAL arguments (DPDK's default is "rte").
+pub(crate) fn file_prefix<S: AsRef<str>>(args: &[S]) -> String {
+    arg_value(args, "--file-prefix")
+        .unwrap_or("rte")
+        .to_string()
 }
 
 /// Where the EAL keeps the prefix's runtime files (as `eal_create_runtime_dir` does).
@@ -43,25 +47,11 @@ pub(crate) fn runtime_dir(prefix: &str) -> PathBuf {
     base.join("dpdk").join(prefix)
 }
 
-/// The value of `--huge-dir` in EAL arguments, if given.
-fn huge_dir_arg<S: AsRef<str>>(args: &[S]) -> Option<PathBuf> {
-    let mut it = args.iter().map(|a| a.as_ref());
-    while let Some(a) = it.next() {
-        if let Some(v) = a.strip_prefix("--huge-dir=") {
-            return Some(PathBuf::from(v));
-        }
-        if a == "--huge-dir" {
-            return it.next().map(PathBuf::from);
-        }
-    }
-    None
-}
-
 /// Where the EAL may create hugepage files for these arguments: the `--huge-dir`, else
 /// every hugetlbfs mount (from `mounts`, the text of /proc/mounts).
 pub(crate) fn hugepage_dirs<S: AsRef<str>>(args: &[S], mounts: &str) -> Vec<PathBuf> {
-    if let Some(d) = huge_dir_arg(args) {
-        return vec![d];
+    if let Some(d) = arg_value(args, "--huge-dir") {
+        return vec![PathBuf::from(d)];
     }
     mounts
         .lines()
