@@ -212,15 +212,15 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
         nw: 0,
     };
     let (out4, out_tail) = out.as_chunks_mut::<UNROLL>();
-    let (at4, _) = at.as_chunks::<UNROLL>();
+    let (at4, at_tail) = at[..keys.len()].as_chunks::<UNROLL>();
     for (c, ((out, keys), at)) in out4.iter_mut().zip(key4).zip(at4).enumerate() {
         for j in 0..UNROLL {
             out[j] = second_entry(a, keys[j], at[j], c * UNROLL + j, &mut w);
         }
     }
-    let done = key4.len() * UNROLL;
-    for (j, (o, &k)) in out_tail.iter_mut().zip(key_tail).enumerate() {
-        *o = second_entry(a, k, at[(done + j) % BURST], done + j, &mut w);
+    let tail = out_tail.iter_mut().zip(key_tail).zip(at_tail);
+    for (j, ((o, &k), &at)) in tail.enumerate() {
+        *o = second_entry(a, k, at, key4.len() * UNROLL + j, &mut w);
     }
     if w.nw > 0 {
         let entered = w.walk;
