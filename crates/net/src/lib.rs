@@ -16,7 +16,7 @@
 //!
 //! `unsafe` here is confined to [`rcu`] (snapshot publication and reclamation),
 //! [`prefetch`] (a cache hint) and the IPv4 LPM's arena (`fib/lpm4/huge.rs`, `flat.rs`,
-//! `batch.rs`); every other module is safe code. The unit tests of that code run under
+//! `flat/avx512.rs`, `batch.rs`); every other module is safe code. The unit tests of that code run under
 //! Miri (docs/architecture.md, "Unsafe", has the command).
 
 pub mod fib;

@@ -34,6 +34,9 @@ use super::block::{Block, Node, CHUNKS, NODE};
 use super::huge::{HugeBuf, SharedBuf};
 use crate::prefetch::prefetch;
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 /// Entries of the top array: one per /18.
 pub(super) const TOP_LEN: usize = 1 << 18;
 /// Words of the leaf-run bitmap that starts every record.
@@ -654,6 +657,27 @@ impl Flat {
         }
     }
 
+    /// [`Flat::lookup_batch`] sixteen keys a step in AVX-512 (`avx512.rs`).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F and VPOPCNTDQ.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
+    pub(super) unsafe fn lookup_batch_wide(&self, addrs: &[u32], out: &mut [u32]) {
+        assert!(
+            out.len() >= addrs.len(),
+            "lookup_batch: output shorter than input"
+        );
+        // SAFETY: the caller's promise.
+        unsafe {
+            match self.width {
+                1 => self.lookup_batch_avx512::<1>(addrs, out),
+                2 => self.lookup_batch_avx512::<2>(addrs, out),
+                _ => self.lookup_batch_avx512::<4>(addrs, out),
+            }
+        }
+    }
+
     /// A pass prefetches every key's top entry; the first pass then answers every key
     /// from its top entry, without a branch on the kind of entry, and lists the keys
     /// whose entry is a record (prefetched); the second pass finishes only those.
@@ -722,6 +746,17 @@ mod tests {
     fn check(lpm: &Lpm4, keys: &[u32]) {
         let mut out = vec![0; keys.len()];
         lpm.lookup_batch(keys, &mut out);
+        // Both batches, whichever `lookup_batch` picks on this CPU.
+        let mut scalar = vec![0; keys.len()];
+        lpm.flat.lookup_batch(keys, &mut scalar);
+        assert_eq!(out, scalar, "scalar batch");
+        #[cfg(target_arch = "x86_64")]
+        if super::super::batch::wide_available() {
+            let mut wide = vec![0; keys.len()];
+            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ (checked just above).
+            unsafe { lpm.flat.lookup_batch_wide(keys, &mut wide) };
+            assert_eq!(wide, scalar, "AVX-512 batch");
+        }
         for (&k, &o) in keys.iter().zip(&out) {
             let b = (k >> 24) as usize;
             let v = lpm.blocks[b].lookup(k);
