@@ -154,6 +154,8 @@ impl Flat {
                     _mm512_add_epi32(r, _mm512_set1_epi32(LEAFVEC as i32)),
                     _mm512_srli_epi32::<2>(byte),
                 );
+                #[cfg(debug_assertions)]
+                self.check_leaf_words(rec, r, word);
                 let dw = _mm512_mask_i32gather_epi32::<4>(zero, rec, word, arena.cast());
                 let leaf = if W == 4 {
                     dw
@@ -220,6 +222,28 @@ impl Flat {
                     arena.cast(),
                 ),
             )
+        }
+    }
+
+    /// Debug builds: every lane under `rec` reads its record's bitmap (at `r`) and a leaf
+    /// word (at `word`) inside the arena's written part.
+    #[cfg(debug_assertions)]
+    #[target_feature(enable = "avx512f")]
+    fn check_leaf_words(&self, rec: __mmask16, r: __m512i, word: __m512i) {
+        let (mut records, mut words) = ([0u32; 16], [0u32; 16]);
+        // SAFETY: each array holds sixteen u32s, the width of a vector.
+        unsafe {
+            _mm512_storeu_si512(records.as_mut_ptr().cast(), r);
+            _mm512_storeu_si512(words.as_mut_ptr().cast(), word);
+        }
+        let used = self.arena.used();
+        for j in (0..16).filter(|j| rec & (1 << j) != 0) {
+            let (o, w) = (records[j] as usize, words[j] as usize);
+            debug_assert!(o + LEAFVEC <= used, "record at {o} past {used}");
+            debug_assert!(
+                o + LEAFVEC <= w && w < used,
+                "leaf word {w} of record {o}, {used} used"
+            );
         }
     }
 }
