@@ -110,6 +110,13 @@ impl Lpm6 {
         lookup::lookup_batch(&self.arrays, addrs, out)
     }
 
+    /// [`Lpm6::lookup_batch`] without its AVX-512 passes, whatever the CPU: for tests
+    /// that compare the two forms on a CPU that takes the AVX-512 one.
+    #[doc(hidden)]
+    pub fn lookup_batch_scalar(&self, addrs: &[u128], out: &mut [u32]) {
+        lookup::lookup_batch_scalar(&self.arrays, addrs, out)
+    }
+
     pub fn len(&self) -> usize {
         self.prefixes.len()
     }

@@ -37,6 +37,18 @@ pub use label_table::LabelTable;
 pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};
 pub use lpm6::{mask6, Lpm6};
 
+/// Whether the LPM batches run their AVX-512 forms (`lpm4/flat/avx512.rs`,
+/// `lpm6/lookup/wide.rs`): on CPUs with AVX-512 F and VPOPCNTDQ, Intel from Ice Lake and
+/// AMD from Zen 4. Skylake-SP and Cascade Lake lack VPOPCNTDQ, and there 512-bit code
+/// also lowers the core's clock, so they keep the scalar batches. std caches the answer
+/// (a load and a test a call).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn avx512_batches() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+}
+
 /// Index of an [`Adjacency`] in a [`Fib`].
 pub type AdjId = u32;
 /// Index of an [`EcmpGroup`] in a [`Fib`].

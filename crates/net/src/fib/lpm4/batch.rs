@@ -65,7 +65,7 @@ pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
         "lookup_batch: output shorter than input"
     );
     #[cfg(target_arch = "x86_64")]
-    if wide_available() {
+    if crate::fib::avx512_batches() {
         // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ (checked just above).
         unsafe { lpm.flat.lookup_batch_wide(addrs, out) };
         return;
@@ -77,14 +77,6 @@ pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
         return;
     }
     lpm.flat.lookup_batch(addrs, out)
-}
-
-/// Whether this CPU runs the AVX-512 batch (std caches the answer: a load and a test).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(super) fn wide_available() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -751,7 +751,7 @@ mod tests {
         lpm.flat.lookup_batch(keys, &mut scalar);
         assert_eq!(out, scalar, "scalar batch");
         #[cfg(target_arch = "x86_64")]
-        if super::super::batch::wide_available() {
+        if crate::fib::avx512_batches() {
             let mut wide = vec![0; keys.len()];
             // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ (checked just above).
             unsafe { lpm.flat.lookup_batch_wide(keys, &mut wide) };

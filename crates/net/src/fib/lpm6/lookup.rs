@@ -20,6 +20,9 @@ use super::layout::{
 use crate::prefetch::prefetch;
 use std::hint::select_unpredictable;
 
+#[cfg(target_arch = "x86_64")]
+mod wide;
+
 /// Keys walked together by the batched lookup (at most 256: indices are u8).
 const BURST: usize = 64;
 /// Keys per step of the unrolled passes (divides `BURST`).
@@ -132,11 +135,42 @@ pub(super) fn lookup_batch(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
         "lookup_batch: output shorter than input"
     );
     #[cfg(target_arch = "x86_64")]
+    if crate::fib::avx512_batches() {
+        // SAFETY: the CPU has AVX-512 F (checked just above).
+        unsafe { lookup_batch_wide(a, addrs, out) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU supports popcnt (checked just above).
         unsafe { lookup_batch_popcnt(a, addrs, out) };
         return;
     }
+    lookup_batch_generic(a, addrs, out)
+}
+
+/// The batch with its first two passes in AVX-512 (`wide.rs`), then the scalar walk.
+///
+/// # Safety
+/// The CPU has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn lookup_batch_wide(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
+    for (keys, out) in addrs.chunks(BURST).zip(out.chunks_mut(BURST)) {
+        let mut at = [0u32; BURST];
+        let mut w = Walking::new();
+        // SAFETY: the caller's promise.
+        unsafe { wide::first_passes(a, keys, out, &mut at, &mut w) };
+        walk_on(a, keys, &at, &mut w, out);
+    }
+}
+
+/// The scalar batch, whatever the CPU (see `Lpm6::lookup_batch_scalar`).
+pub(super) fn lookup_batch_scalar(a: &Arrays, addrs: &[u128], out: &mut [u32]) {
+    assert!(
+        out.len() >= addrs.len(),
+        "lookup_batch: output shorter than input"
+    );
     lookup_batch_generic(a, addrs, out)
 }
 
@@ -169,6 +203,18 @@ struct Walking {
     rest: [u64; BURST],
     walk: [u8; BURST],
     nw: usize,
+}
+
+impl Walking {
+    #[inline(always)]
+    fn new() -> Walking {
+        Walking {
+            cur: [0; BURST],
+            rest: [0; BURST],
+            walk: [0; BURST],
+            nw: 0,
+        }
+    }
 }
 
 /// Looks up one burst (see the module docs); `out` gets each value or `NO_ROUTE`.
@@ -205,12 +251,7 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     // at 64 direct leaves (nothing waits on that read but `out`); keys at a Poptrie root
     // go to `walk`, with the root in `cur` (prefetched) and their address bits from the
     // root's depth on in `rest`.
-    let mut w = Walking {
-        cur: [0; BURST],
-        rest: [0; BURST],
-        walk: [0; BURST],
-        nw: 0,
-    };
+    let mut w = Walking::new();
     let (out4, out_tail) = out.as_chunks_mut::<UNROLL>();
     let (at4, at_tail) = at[..keys.len()].as_chunks::<UNROLL>();
     for (c, ((out, keys), at)) in out4.iter_mut().zip(key4).zip(at4).enumerate() {
@@ -222,12 +263,18 @@ fn burst(a: &Arrays, keys: &[u128], out: &mut [u32]) {
     for (j, ((o, &k), &at)) in tail.enumerate() {
         *o = second_entry(a, k, at, key4.len() * UNROLL + j, &mut w);
     }
+    walk_on(a, keys, &at, &mut w, out);
+}
+
+/// The Poptrie walk of the keys the second pass left in `w` (none: nothing to do).
+#[inline(always)]
+fn walk_on(a: &Arrays, keys: &[u128], at: &[u32; BURST], w: &mut Walking, out: &mut [u32]) {
     if w.nw > 0 {
         let entered = w.walk;
         let entered = &entered[..w.nw.min(BURST)];
         poptrie_burst(
             a,
-            (keys, &at),
+            (keys, at),
             &mut w.cur,
             &mut w.rest,
             (&mut w.walk, entered),
