@@ -15,9 +15,11 @@
 //! This crate must never allocate, lock or make a syscall on the per-packet path.
 //!
 //! `unsafe` here is confined to [`rcu`] (snapshot publication and reclamation),
-//! [`prefetch`] (a cache hint) and the IPv4 LPM's arena (`fib/lpm4/huge.rs`, `flat.rs`,
-//! `flat/avx512.rs`, `batch.rs`); every other module is safe code. The unit tests of that code run under
-//! Miri (docs/architecture.md, "Unsafe", has the command).
+//! [`prefetch`] (a cache hint), the IPv4 LPM's arena (`fib/lpm4/huge.rs`, `flat.rs`,
+//! `flat/avx512.rs`, `batch.rs`) and the IPv6 LPM's AVX-512 passes
+//! (`fib/lpm6/lookup/wide.rs`); every other module is safe code. The unit tests of that
+//! code run under Miri (docs/architecture.md, "Unsafe", has the command); Miri has no
+//! AVX-512, so the AVX-512 code is tested on the CPUs that have it.
 
 pub mod fib;
 pub mod icmp;
