@@ -85,4 +85,18 @@ fn bench_lookup_reports_the_pages_of_every_structure() {
     );
     // Our Lpm4 is anonymous memory: base pages, possibly THP-backed.
     assert!(pages[..2].iter().all(|l| l.contains(" 4 KiB pages")), "{s}");
+    // The batch's form follows the CPU's flags as the kernel lists them.
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let flags: Vec<&str> = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    let wide = flags.contains(&"avx512f") && flags.contains(&"avx512_vpopcntdq");
+    let want = if wide {
+        "batched lookups: AVX-512 (sixteen keys a gather)"
+    } else {
+        "batched lookups: scalar"
+    };
+    assert!(s.lines().any(|l| l == want), "want {want:?}:\n{s}");
 }

@@ -237,6 +237,7 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
         );
     }
     println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
+    println!("batched lookups: {}", net::fib::batch_form());
     for l in page_lines(&ours, &rte) {
         println!("{l}");
     }

@@ -179,6 +179,7 @@ pub fn run(a: BenchLookupArgs, routes: &Path) -> Result<i32> {
     let bytes: Vec<[u8; 16]> = keys.iter().map(|k| k.to_be_bytes()).collect();
     agree(&t, &keys, &bytes, a.next_hops)?;
     println!("keys: {} ({}), all next hops agree", keys.len(), a.keys);
+    println!("batched lookups: {}", net::fib::batch_form());
     let rates = rates(&t, &keys, &bytes, a.seconds);
     print_table(&t, &rates);
     Ok(0)

@@ -49,6 +49,15 @@ pub(crate) fn avx512_batches() -> bool {
         && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
 }
 
+/// Which form the LPM batches take on this CPU, for tools that report lookup rates.
+pub fn batch_form() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if avx512_batches() {
+        return "AVX-512 (sixteen keys a gather)";
+    }
+    "scalar"
+}
+
 /// Index of an [`Adjacency`] in a [`Fib`].
 pub type AdjId = u32;
 /// Index of an [`EcmpGroup`] in a [`Fib`].
