@@ -31,8 +31,9 @@
 //!
 //! Since session 17, CPUs with AVX-512 F and VPOPCNTDQ (Intel from Ice Lake, AMD from
 //! Zen 4; not Skylake-SP, whose 512-bit instructions also slow the core's clock) run the
-//! same phases sixteen keys a gather (`flat/avx512.rs`): on the Emerald Rapids VM 1.35x
-//! the scalar batch on the full view and 1.85x on a table in cache.
+//! same phases sixteen keys a gather (`flat/avx512.rs`): on the Emerald Rapids VM 1.33x
+//! the scalar batch on the full view and 1.7-1.85x on a table in cache in bursts of 64,
+//! 1.1x and 1.4x in the router's bursts of 32 (docs/benchmarks.md, "Session 17").
 
 use super::Lpm4;
 
