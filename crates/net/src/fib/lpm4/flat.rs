@@ -664,11 +664,8 @@ impl Flat {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
     pub(super) unsafe fn lookup_batch_wide(&self, addrs: &[u32], out: &mut [u32]) {
-        assert!(
-            out.len() >= addrs.len(),
-            "lookup_batch: output shorter than input"
-        );
-        // SAFETY: the caller's promise.
+        // SAFETY: the caller's promise (`Lpm4::lookup_batch` checked the lengths; the
+        // batch stops at the shorter slice in any case).
         unsafe {
             match self.width {
                 1 => self.lookup_batch_avx512::<1>(addrs, out),

@@ -30,6 +30,18 @@ struct Group {
     bitmaps: (__m512i, __m512i),
 }
 
+/// Of the top entries `e` (lanes under `m`): the lanes that point at a record without
+/// children, those that point at one with children, and every lane's record offset
+/// (without the flags).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn records(e: __m512i, m: __mmask16) -> (__mmask16, __mmask16, __m512i) {
+    let node = _mm512_mask_cmplt_epi32_mask(m, e, _mm512_setzero_si512());
+    let kids = _mm512_mask_test_epi32_mask(node, e, _mm512_set1_epi32(KIDS as i32));
+    let offset = _mm512_and_si512(e, _mm512_set1_epi32(!(NODE | KIDS) as i32));
+    (node & !kids, kids, offset)
+}
+
 impl Flat {
     /// [`Flat::lookup_batch`] for leaves of `W` bytes, sixteen keys a step.
     ///
@@ -119,12 +131,9 @@ impl Flat {
         // the inherit array has 256 entries and `key >> 24` < 256; lanes under `m` are
         // inside `out`.
         unsafe {
-            let node = _mm512_mask_cmplt_epi32_mask(m, e, zero);
-            let kids = _mm512_mask_test_epi32_mask(node, e, _mm512_set1_epi32(KIDS as i32));
-            let rec = node & !kids;
+            let (rec, kids, r) = records(e, m);
             let mut v = e;
             if rec != 0 {
-                let r = _mm512_and_si512(e, _mm512_set1_epi32(!(NODE | KIDS) as i32));
                 let slot = _mm512_and_si512(_mm512_srli_epi32::<8>(keys), _mm512_set1_epi32(63));
                 let s_lo = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(slot));
                 let s_hi = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(slot));
@@ -202,9 +211,7 @@ impl Flat {
     unsafe fn leaf_bitmaps(&self, e: __m512i, m: __mmask16) -> (__m512i, __m512i) {
         let arena = self.arena.buf.buf().as_ptr();
         let zero = _mm512_setzero_si512();
-        let node = _mm512_mask_cmplt_epi32_mask(m, e, zero);
-        let rec = node & !_mm512_mask_test_epi32_mask(node, e, _mm512_set1_epi32(KIDS as i32));
-        let r = _mm512_and_si512(e, _mm512_set1_epi32(!(NODE | KIDS) as i32));
+        let (rec, _, r) = records(e, m);
         // SAFETY: records are inside the arena (see `Flat::walk`), and masked-off lanes
         // read nothing.
         unsafe {
