@@ -8,7 +8,8 @@
 //! Builds with `from_prefixes` (300 values spread by hash) three times (best is printed),
 //! times a one-prefix change, draws 4M keys of each kind, then alternates single and
 //! batched passes for SECONDS (default 3) and prints the best pass of each in
-//! Mlookups/s.
+//! Mlookups/s: the batch in bursts of 64 and 32 (the router's) beside the scalar batch
+//! (`lookup_batch_scalar`), so that one run compares the CPU's batch form with it.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -18,11 +19,19 @@ use net::fib::prefix_list6::{
 };
 use net::fib::Lpm6;
 
-const BURST: usize = 64;
-
-fn best_rates(lpm: &Lpm6, keys: &[u128], secs: f64) -> (f64, f64) {
-    let mut best = [f64::MAX; 2];
-    let mut out = [0u32; BURST];
+/// The best pass of single lookups, then of the batch in bursts of 64 and 32 (the
+/// router's default burst), then of the scalar batch in the same bursts, alternated for
+/// `secs`, in Mlookups/s.
+fn best_rates(lpm: &Lpm6, keys: &[u128], secs: f64) -> [f64; 5] {
+    type Batch = fn(&Lpm6, &[u128], &mut [u32]);
+    let passes: [(usize, Batch); 4] = [
+        (64, Lpm6::lookup_batch),
+        (32, Lpm6::lookup_batch),
+        (64, Lpm6::lookup_batch_scalar),
+        (32, Lpm6::lookup_batch_scalar),
+    ];
+    let mut best = [f64::MAX; 5];
+    let mut out = [0u32; 64];
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs_f64(secs) {
         let t = Instant::now();
@@ -32,17 +41,18 @@ fn best_rates(lpm: &Lpm6, keys: &[u128], secs: f64) -> (f64, f64) {
         }
         black_box(acc);
         best[0] = best[0].min(t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        let mut acc = 0u32;
-        for burst in keys.chunks(BURST) {
-            lpm.lookup_batch(burst, &mut out);
-            acc = acc.wrapping_add(out[0]);
+        for (i, (burst, batch)) in passes.iter().enumerate() {
+            let t = Instant::now();
+            let mut acc = 0u32;
+            for keys in keys.chunks(*burst) {
+                batch(lpm, keys, &mut out);
+                acc = acc.wrapping_add(out[0]);
+            }
+            black_box(acc);
+            best[i + 1] = best[i + 1].min(t.elapsed().as_secs_f64());
         }
-        black_box(acc);
-        best[1] = best[1].min(t.elapsed().as_secs_f64());
     }
-    let rate = |s: f64| keys.len() as f64 / s / 1e6;
-    (rate(best[0]), rate(best[1]))
+    best.map(|s| keys.len() as f64 / s / 1e6)
 }
 
 fn main() {
@@ -85,7 +95,11 @@ fn main() {
             random_keys_per_prefix6(&plain, 1 << 22, 2),
         ),
     ] {
-        let (single, batched) = best_rates(&lpm, &keys, secs);
-        println!("{name}: single {single:.1}, batched {batched:.1} Mlookups/s");
+        let [single, b64, b32, s64, s32] = best_rates(&lpm, &keys, secs);
+        println!(
+            "{name}: single {single:.1}, batched {b64:.1} Mlookups/s ({}); bursts of \
+             64/32: batched {b64:.1}/{b32:.1}, scalar batch {s64:.1}/{s32:.1}",
+            net::fib::batch_form()
+        );
     }
 }

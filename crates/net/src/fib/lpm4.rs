@@ -271,6 +271,13 @@ impl Lpm4 {
         batch::lookup_batch(self, addrs, out)
     }
 
+    /// [`Lpm4::lookup_batch`] without its AVX-512 form, whatever the CPU: for tests and
+    /// examples that compare the two forms on a CPU that takes the AVX-512 one.
+    #[doc(hidden)]
+    pub fn lookup_batch_scalar(&self, addrs: &[u32], out: &mut [u32]) {
+        batch::lookup_batch_scalar(self, addrs, out)
+    }
+
     /// Number of prefixes stored.
     pub fn len(&self) -> usize {
         self.len

@@ -71,6 +71,15 @@ pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
         unsafe { lpm.flat.lookup_batch_wide(addrs, out) };
         return;
     }
+    lookup_batch_scalar(lpm, addrs, out)
+}
+
+/// The scalar batch, whatever the CPU (see `Lpm4::lookup_batch_scalar`).
+pub(super) fn lookup_batch_scalar(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
+    assert!(
+        out.len() >= addrs.len(),
+        "lookup_batch: output shorter than input"
+    );
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU supports popcnt (checked just above).

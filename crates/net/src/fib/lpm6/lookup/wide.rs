@@ -94,7 +94,10 @@ pub(super) unsafe fn first_passes(
         let m = masks[g];
         check_below(m, second[g], a.direct.len(), "dense");
         // SAFETY: checked just above.
-        let e = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, m, second[g], direct.cast()) };
+        entries[g] = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, m, second[g], direct.cast()) };
+    }
+    for g in 0..count {
+        let (m, e) = (masks[g], entries[g]);
         let node = _mm512_mask_cmplt_epi32_mask(m, e, zero);
         // Bits of the mini node: (e & KIND) * 2.
         let b = _mm512_slli_epi32::<1>(_mm512_and_si512(e, _mm512_set1_epi32(KIND as i32)));
@@ -104,7 +107,7 @@ pub(super) unsafe fn first_passes(
         check_below(node, mi, a.mini.len(), "mini");
         // SAFETY: checked just above.
         minis[g] = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, node, mi, mini.cast()) };
-        (entries[g], bits[g]) = (e, b);
+        bits[g] = b;
     }
     // Pass 3: direct leaves, the answers, and the keys at a Poptrie root.
     for g in 0..count {
