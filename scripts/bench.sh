@@ -14,6 +14,9 @@
 #     --warmup S --measure S   override the interval
 #     --count N         frames in each pcap (default 4096; see the docs before raising it)
 #     --size BYTES      frame size incl. FCS (default 64)
+#     --burst N         packets per RX/TX burst for every tool, 8 to 64 (default 32):
+#                       the router's burst_size, testpmd's --burst, and l3fwd built
+#                       with MAX_PKT_BURST N (its own copy, target/bench/l3fwd-bN)
 #     --workers N       router workers / testpmd cores / l3fwd lcores (default 1); needs
 #                       N+1 cores; the source gets N queues (one rx_pcap each)
 #     --share-cpus      with more lcores than CPUs, place worker lcores on CPUs 1..
@@ -59,12 +62,14 @@ PREFIXES6="$REPO/../shared/data/ipv6-fullview-2023.txt.gz"
 WARMUP=""
 MEASURE=""
 RUNS=""
+BURST=32
 need() { [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --scenario|--count|--size|--workers|--json|--startup-timeout|--l3fwd-startup-timeout|--lcores|--compare)
       need "$@"; ARGS+=("$1" "$2"); shift 2 ;;
     --runs) need "$@"; RUNS="$2"; shift 2 ;;
+    --burst) need "$@"; BURST="$2"; shift 2 ;;
     --warmup) need "$@"; WARMUP="$2"; shift 2 ;;
     --measure) need "$@"; MEASURE="$2"; shift 2 ;;
     --prefixes) need "$@"; PREFIXES="$2"; shift 2 ;;
@@ -89,6 +94,9 @@ fi
 [ -n "$MEASURE" ] && ARGS+=(--measure "$MEASURE")
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
+[[ "$BURST" =~ ^[0-9]+$ ]] && [ "$BURST" -ge 8 ] && [ "$BURST" -le 64 ] \
+  || die "--burst wants a number from 8 to 64, got '$BURST'"
+ARGS+=(--burst "$BURST")
 share=0
 lcores=0
 for a in "${ARGS[@]}"; do [ "$a" = --share-cpus ] && share=1; [ "$a" = --lcores ] && lcores=1; done
@@ -118,7 +126,7 @@ fi
 ROUTER="$REPO/target/release/mplsrouter"
 [ -x "$ROUTER" ] || die "$ROUTER not built (drop --no-build)"
 if [ "$L3FWD" = 1 ]; then
-  L3FWD_BIN=$(scripts/bench/build-l3fwd.sh "${L3FWD_LINK[@]}") || die "l3fwd build failed (or use --no-l3fwd)"
+  L3FWD_BIN=$(scripts/bench/build-l3fwd.sh --burst "$BURST" "${L3FWD_LINK[@]}") || die "l3fwd build failed (or use --no-l3fwd)"
   ARGS+=(--l3fwd "$L3FWD_BIN")
 fi
 

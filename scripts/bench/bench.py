@@ -255,7 +255,7 @@ class Bench:
         n = self.workers
         cmd = ([self.o.testpmd] + self.eal(fp, pcap)
                + ["--", "--forward-mode=%s" % mode, "--nb-cores=%d" % n,
-                  "--rxq=%d" % n, "--txq=%d" % n, "--rxd=1024", "--txd=1024", "--burst=32",
+                  "--rxq=%d" % n, "--txq=%d" % n, "--rxd=1024", "--txd=1024", "--burst=%d" % self.o.burst,
                   "--total-num-mbufs=%d" % self.pool, "--record-core-cycles"])
         tool = "source" if mode == "rxonly" else "testpmd"
         proc = Proc(cmd, self.logname(scen, tool, run), fp)
@@ -340,6 +340,7 @@ class Bench:
             "  - {name: out, vdev: %s, addresses: [%s]}" % (q(self.null_vdev()), out_net),
         ] + extra_ports + [
             "mempool: {size: %d}" % self.pool,
+            "burst_size: %d" % self.o.burst,
             # Any free port: a router already running on the host keeps its 9550.
             'metrics_listen: "127.0.0.1:0"',
             "routes: %s" % q(os.path.abspath(routes)),
@@ -582,6 +583,8 @@ def parse_args(argv):
     p.add_argument("--measure", type=float, default=5.0)
     p.add_argument("--count", type=int, default=4096)
     p.add_argument("--size", type=int, default=64)
+    p.add_argument("--burst", type=int, default=32,
+                   help="packets per RX/TX burst for every tool (l3fwd: as it was built)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--share-cpus", action="store_true")
     p.add_argument("--lcores", help="EAL placement L@C of lcore 0 and each worker")
@@ -649,7 +652,8 @@ def main(argv):
     results += punt_results
     settings = {
         "runs": o.runs, "warmup_s": o.warmup, "measure_s": o.measure,
-        "pcap_frames": o.count, "frame_size": o.size, "workers": o.workers,
+        "pcap_frames": o.count, "frame_size": o.size, "burst": o.burst,
+        "workers": o.workers,
         "share_cpus": o.share_cpus,
         "lcores": b.lcores, "hugepages": o.huge,
         "l3fwd": os.path.basename(o.l3fwd) if o.l3fwd else None,

@@ -2,8 +2,10 @@
 # Builds DPDK's l3fwd example from the sources Debian's dpdk-doc ships, patched for a
 # full Internet table, into target/bench/l3fwd/ and prints the binary's path.
 #
-#   scripts/bench/build-l3fwd.sh [--src DIR] [--out DIR] [--shared]
+#   scripts/bench/build-l3fwd.sh [--src DIR] [--out DIR] [--shared] [--burst N]
 #
+# --burst N (8 to 64, default 32, the example's own) builds it with MAX_PKT_BURST N (its
+# RX burst and TX buffer size), into target/bench/l3fwd-bN unless --out says otherwise.
 # Both of the example's builds are made: `l3fwd-static` (DPDK's static archives, as the
 # router's release build links them; printed by default) and `l3fwd-shared` (DPDK's
 # shared libraries, the example's default; printed with --shared).
@@ -25,19 +27,27 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 SRC=/usr/share/dpdk/examples/l3fwd
-OUT=target/bench/l3fwd
+OUT=""
 LINK=static
+BURST=32
 while [ $# -gt 0 ]; do
   case "$1" in
     --src) SRC="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --shared) LINK=shared; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --burst) BURST="$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "build-l3fwd.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 
 die() { echo "build-l3fwd.sh: $*" >&2; exit 1; }
+[[ "$BURST" =~ ^[0-9]+$ ]] && [ "$BURST" -ge 8 ] && [ "$BURST" -le 64 ] \
+  || die "--burst wants a number from 8 to 64, got '$BURST'"
+if [ -z "$OUT" ]; then
+  OUT=target/bench/l3fwd
+  [ "$BURST" = 32 ] || OUT="$OUT-b$BURST"
+fi
 [ -f "$SRC/main.c" ] || die "no l3fwd sources in $SRC (install Debian's dpdk-doc)"
 [ -f "$SRC/../common/pkt_group.h" ] || die "no $SRC/../common (dpdk-doc incomplete?)"
 pkg-config --exists libdpdk || die "pkg-config cannot find libdpdk (install libdpdk-dev)"
@@ -46,6 +56,7 @@ command -v make >/dev/null || die "make not found (install build-essential)"
 stamp_of() {
   {
     pkg-config --modversion libdpdk
+    echo "burst $BURST"
     cat "$0"
     cat "$SRC"/*.c "$SRC"/*.h "$SRC"/Makefile
   } | sha256sum | cut -d' ' -f1
@@ -81,6 +92,10 @@ patch_one l3fwd_lpm.c 's/printf("LPM: Adding route %s \/ %d (%d) \[%s\]\\n",/if 
 [ "$(grep -c 'if (0) printf("LPM: Adding route' "$OUT/src/l3fwd_lpm.c")" = 2 ] \
   || die "patching l3fwd_lpm.c failed (want both the IPv4 and IPv6 route printfs off)"
 patch_one main.c 's/(unsigned)8192)/(unsigned)65536)/' '(unsigned)65536)'
+if [ "$BURST" != 32 ]; then
+  patch_one l3fwd.h "s/^#define MAX_PKT_BURST .*/#define MAX_PKT_BURST     $BURST/" \
+    "#define MAX_PKT_BURST     $BURST\$"
+fi
 # Stock l3fwd asks every port for RX checksum offload, which vdevs lack (configure fails
 # with -EINVAL); ask only for what the device offers, as the router and testpmd do.
 patch_one main.c 's/^\(\t*\)local_port_conf.rx_adv_conf.rss_conf.rss_hf &=/\1local_port_conf.rxmode.offloads \&= dev_info.rx_offload_capa;\n&/' \

@@ -50,6 +50,21 @@ prefix_groups:
 """
 
 
+class Burst(unittest.TestCase):
+    def config(self, *extra):
+        with tempfile.TemporaryDirectory() as d:
+            o = bench.parse_args(["--router", "r", "--testpmd", "t", "--repo", ".",
+                                  "--workdir", d, "--prefixes", "p", *extra])
+            path = bench.Bench(o).router_config("ipv4-small", "fp", "x.pcap", "routes.yaml")
+            with open(path) as f:
+                return f.read().splitlines()
+
+    def test_the_router_gets_the_burst_every_tool_runs(self):
+        self.assertIn("burst_size: 32", self.config())
+        self.assertIn("burst_size: 64", self.config("--burst", "64"))
+        self.assertNotIn("burst_size: 32", self.config("--burst", "64"))
+
+
 class Lcores(unittest.TestCase):
     def test_placement_and_l3fwd_workers(self):
         self.assertEqual(bench.lcores_override("0@0,1@0,2@1", 2), ("0@0,1@0,2@1", "1@0,2@1"))
