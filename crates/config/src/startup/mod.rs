@@ -362,7 +362,9 @@ pub struct ControlIfaceConfig {
 }
 
 pub const DEFAULT_BURST: u16 = 32;
-pub const MAX_BURST: u16 = 512;
+/// The largest `burst_size`: a worker's burst arrays hold 64 mbufs (`dpdk::BURST_MAX`;
+/// the router asserts the two agree), so a larger setting could not be honoured.
+pub const MAX_BURST: u16 = 64;
 pub const DEFAULT_MAX_LABEL_DEPTH: u8 = 16;
 pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
 
@@ -748,7 +750,10 @@ fn decode(d: &Decoder, file: &FsPath, root: &Node) -> StartupConfig {
                 b.mark,
                 &p,
                 format!("burst_size {} is out of range", b.value),
-                Some(format!("use 1..={MAX_BURST}; 32 or 64 is usual")),
+                Some(format!(
+                    "use 1..={MAX_BURST} (a worker's burst holds at most {MAX_BURST} packets); \
+                     32 or 64 is usual"
+                )),
             );
         }
         cfg.burst_size = b.value;
@@ -1029,6 +1034,21 @@ colour: red
             "14:1 colour: unknown key `colour`",
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn burst_size_is_refused_above_what_a_worker_holds() {
+        let base = "eal: {lcores: \"0,1\"}\nports:\n  - {name: a, vdev: net_null0}\n";
+        let ok = parse(&format!("{base}burst_size: {MAX_BURST}\n")).unwrap();
+        assert_eq!(ok.burst_size, 64);
+        let e = parse(&format!("{base}burst_size: 65\n")).unwrap_err();
+        let d: Vec<_> = e.diagnostics().unwrap().iter().collect();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].message, "burst_size 65 is out of range");
+        assert!(
+            d[0].hint.as_deref().unwrap_or("").contains("1..=64"),
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -12,6 +12,10 @@ use net::pipeline::PipelineConfig;
 use super::{IdlePolicy, PortSpec, Routing, RuntimeSpec, TestFault, WorkerSpec};
 use crate::metrics::BuildInfo;
 
+// `burst_size` is refused above the config's limit, which must be what a worker's burst
+// holds: a larger setting would otherwise be cut to it without a word.
+const _: () = assert!(config::startup::MAX_BURST as usize == dpdk::BURST_MAX);
+
 /// What the command line adds to (or overrides in) the startup config.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
