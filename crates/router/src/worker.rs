@@ -7,7 +7,9 @@
 //! path -> TX buffers are flushed once per loop iteration. Every received mbuf ends in
 //! exactly one of these places and is counted; so does every frame taken from the slow
 //! path's inject queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are
-//! dropped (counted) before the pipeline, which reads one segment.
+//! dropped (counted) before the pipeline, which reads one segment. The forwarding stage is
+//! timed on one burst in [`STAGE_SAMPLE`]: two TSC reads a burst cost the swap scenario
+//! ~3 cycles a packet (docs/benchmarks.md, session 18).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,6 +25,10 @@ use crate::counters::{
 use crate::idle::{Backoff, IdleStep};
 use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
+
+/// The forwarding stage is timed on one non-empty burst in this many
+/// ([`WorkerCounters::forwarding_timed_packets`] counts the packets of those).
+pub const STAGE_SAMPLE: u32 = 8;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
 pub struct Injected {
@@ -88,6 +94,8 @@ pub struct PollState {
     rx: Burst,
     drops: Burst,
     verdicts: [Verdict; BURST_MAX],
+    /// Non-empty bursts to go before the next timed one.
+    untimed: u32,
 }
 
 impl<F: Forwarder> Worker<F> {
@@ -99,6 +107,7 @@ impl<F: Forwarder> Worker<F> {
             rx: Burst::new(),
             drops: Burst::new(),
             verdicts: [Verdict::Drop(DropReason::Truncated); BURST_MAX],
+            untimed: 0,
         }
     }
 
@@ -109,11 +118,12 @@ impl<F: Forwarder> Worker<F> {
         let c = s.counters.clone();
         let mut last = dpdk::rdtsc();
 
-        // One TSC read per poll besides the stage's two: each poll's end starts the next
-        // (a read costs ~35 cycles on these VMs, a cycle a packet at bursts of 32). A
-        // pause hint counts as idle; only a sleep is left out of both busy and idle.
+        // One TSC read per poll (besides the stage's two on a sampled burst): each poll's
+        // end starts the next (a read costs ~35 cycles on these VMs, a cycle a packet at
+        // bursts of 32). A pause hint counts as idle; only a sleep is left out of both
+        // busy and idle.
         while !self.stop.load(Ordering::Relaxed) {
-            let got_any = self.poll(&mut s);
+            let got_any = self.poll(&mut s, last);
             let now = dpdk::rdtsc();
             last = if got_any {
                 bump(&c.busy_cycles, now - last);
@@ -143,11 +153,12 @@ impl<F: Forwarder> Worker<F> {
         self.counters
     }
 
-    /// One loop iteration: a burst from each RX queue, decided and dispatched, then the
-    /// injected frames, then every TX buffer flushed. True when some packet came in.
+    /// One loop iteration, started at TSC `now` (the punt budgets' clock): a burst from
+    /// each RX queue, decided and dispatched, then the injected frames, then every TX
+    /// buffer flushed. True when some packet came in.
     /// (Public for `examples/worker_ir.rs`, which counts its instructions.)
     #[inline]
-    pub fn poll(&mut self, s: &mut PollState) -> bool {
+    pub fn poll(&mut self, s: &mut PollState, now: u64) -> bool {
         let c = &*s.counters;
         self.forwarder.begin_iteration();
         let mut got_any = false;
@@ -167,8 +178,14 @@ impl<F: Forwarder> Worker<F> {
             if chained > 0 {
                 bump(&c.drops[RuntimeDrop::MultiSegment.index()], chained as u64);
             }
-            let t0 = dpdk::rdtsc();
             let n = s.rx.len();
+            let timed = s.untimed == 0;
+            s.untimed = if timed {
+                STAGE_SAMPLE - 1
+            } else {
+                s.untimed - 1
+            };
+            let t0 = if timed { dpdk::rdtsc() } else { 0 };
             let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.before(port, s.rx.as_slice());
@@ -182,8 +199,11 @@ impl<F: Forwarder> Worker<F> {
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.after(port, s.rx.as_slice(), &s.verdicts[..n]);
             }
-            bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
-            self.punt.begin_burst(t0);
+            if timed {
+                bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
+                bump(&c.forwarding_timed_packets, n as u64);
+            }
+            self.punt.begin_burst(now);
             self.dispatch(
                 port,
                 &mut s.rx,
