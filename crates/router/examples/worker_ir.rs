@@ -31,7 +31,7 @@ use router::{IdlePolicy, PipelineForwarder, PollState, Worker, WorkerCounters};
 /// The counted part: one loop iteration of the real worker.
 #[inline(never)]
 fn poll_once(w: &mut Worker<PipelineForwarder>, s: &mut PollState) -> bool {
-    w.poll(s, dpdk::rdtsc())
+    w.poll(s)
 }
 
 fn frames(case: &str) -> Vec<Vec<u8>> {

@@ -7,9 +7,9 @@
 //! path -> TX buffers are flushed once per loop iteration. Every received mbuf ends in
 //! exactly one of these places and is counted; so does every frame taken from the slow
 //! path's inject queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are
-//! dropped (counted) before the pipeline, which reads one segment. The forwarding stage is
-//! timed on one burst in [`STAGE_SAMPLE`]: two TSC reads a burst cost the swap scenario
-//! ~3 cycles a packet (docs/benchmarks.md, session 18).
+//! dropped (counted) before the pipeline, which reads one segment. The forwarding stage's
+//! end is timed on one burst in [`STAGE_SAMPLE`] (7): a TSC read after every burst cost
+//! 2-5% of the short scenarios' Mpps (docs/benchmarks.md, session 18).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,8 +27,10 @@ use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
 
 /// The forwarding stage is timed on one non-empty burst in this many
-/// ([`WorkerCounters::forwarding_timed_packets`] counts the packets of those).
-pub const STAGE_SAMPLE: u32 = 8;
+/// ([`WorkerCounters::forwarding_timed_packets`] counts the packets of those). Odd, so
+/// that it never locks onto traffic that repeats in a power-of-two number of bursts (the
+/// bench's 4,096-frame pcaps are 128 bursts of 32: one in 8 timed the same 512 frames).
+pub const STAGE_SAMPLE: u32 = 7;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
 pub struct Injected {
@@ -118,12 +120,12 @@ impl<F: Forwarder> Worker<F> {
         let c = s.counters.clone();
         let mut last = dpdk::rdtsc();
 
-        // One TSC read per poll (besides the stage's two on a sampled burst): each poll's
-        // end starts the next (a read costs ~35 cycles on these VMs, a cycle a packet at
-        // bursts of 32). A pause hint counts as idle; only a sleep is left out of both
-        // busy and idle.
+        // One TSC read per poll besides the stage's (one a burst, two on a timed one):
+        // each poll's end starts the next (a read costs ~35 cycles on these VMs, a cycle a
+        // packet at bursts of 32). A pause hint counts as idle; only a sleep is left out
+        // of both busy and idle.
         while !self.stop.load(Ordering::Relaxed) {
-            let got_any = self.poll(&mut s, last);
+            let got_any = self.poll(&mut s);
             let now = dpdk::rdtsc();
             last = if got_any {
                 bump(&c.busy_cycles, now - last);
@@ -153,12 +155,11 @@ impl<F: Forwarder> Worker<F> {
         self.counters
     }
 
-    /// One loop iteration, started at TSC `now` (the punt budgets' clock): a burst from
-    /// each RX queue, decided and dispatched, then the injected frames, then every TX
-    /// buffer flushed. True when some packet came in.
+    /// One loop iteration: a burst from each RX queue, decided and dispatched, then the
+    /// injected frames, then every TX buffer flushed. True when some packet came in.
     /// (Public for `examples/worker_ir.rs`, which counts its instructions.)
     #[inline]
-    pub fn poll(&mut self, s: &mut PollState, now: u64) -> bool {
+    pub fn poll(&mut self, s: &mut PollState) -> bool {
         let c = &*s.counters;
         self.forwarder.begin_iteration();
         let mut got_any = false;
@@ -185,7 +186,10 @@ impl<F: Forwarder> Worker<F> {
             } else {
                 s.untimed - 1
             };
-            let t0 = if timed { dpdk::rdtsc() } else { 0 };
+            // Read on every burst: the punt budgets' clock, and without it ipv4-full ran
+            // 3-4% slower (three sittings, docs/benchmarks.md, session 18); the read
+            // after the stage is the one sampled.
+            let t0 = dpdk::rdtsc();
             let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.before(port, s.rx.as_slice());
@@ -203,7 +207,7 @@ impl<F: Forwarder> Worker<F> {
                 bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
                 bump(&c.forwarding_timed_packets, n as u64);
             }
-            self.punt.begin_burst(now);
+            self.punt.begin_burst(t0);
             self.dispatch(
                 port,
                 &mut s.rx,

@@ -182,7 +182,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ),
     (
         "mplsrouter_worker_forwarding_timed_cycles_total",
-        "TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), on the bursts timed (one in 8).",
+        "TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), on the bursts timed (one in 7).",
         MetricType::COUNTER,
         &["worker"],
     ),
