@@ -666,7 +666,7 @@ def main(argv):
             "l3fwd_mpps": "telemetry /ethdev/stats sink opackets delta over the interval",
             "source_rx_mpps": "telemetry /ethdev/stats source ipackets delta, testpmd rxonly",
             "router_cycles_per_packet": "router summary: busy TSC cycles / packets received",
-            "router_forwarding_cycles_per_packet": "router summary: TSC cycles of the forwarding stage (the net pipeline) / packets, over the bursts timed (one in 7 since session 18, every burst before)",
+            "router_forwarding_cycles_per_packet": "router summary: TSC cycles of the forwarding stage (the net pipeline) / packets received",
             "testpmd_io_cycles_per_packet": "testpmd --record-core-cycles CPU cycles/packet",
             "punt_good_vs_noroute": "punt-*: router_mpps (the good half, TX on out) / punt-noroute's",
             "punt_cycles_vs_noroute": "punt-*: router_cycles_per_packet / punt-noroute's",

@@ -136,13 +136,9 @@ pub struct WorkerCounters {
     pub burst_sizes: [AtomicU64; BURST_BUCKETS.len()],
     /// TSC cycles spent on non-empty polls / on empty polls.
     pub busy_cycles: AtomicU64,
-    /// TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite) on
-    /// the bursts it was timed on (one in [`crate::STAGE_SAMPLE`]), a part of
-    /// `busy_cycles`.
+    /// TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), a
+    /// part of `busy_cycles`.
     pub forwarding_cycles: AtomicU64,
-    /// Packets of the bursts `forwarding_cycles` timed: its cost per packet is the
-    /// quotient.
-    pub forwarding_timed_packets: AtomicU64,
     pub idle_cycles: AtomicU64,
 }
 
@@ -206,7 +202,6 @@ impl WorkerCounters {
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
             busy_cycles: AtomicU64::new(0),
             forwarding_cycles: AtomicU64::new(0),
-            forwarding_timed_packets: AtomicU64::new(0),
             idle_cycles: AtomicU64::new(0),
         }
     }
@@ -229,7 +224,6 @@ impl WorkerCounters {
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
             busy_cycles: self.busy_cycles.load(Relaxed),
             forwarding_cycles: self.forwarding_cycles.load(Relaxed),
-            forwarding_timed_packets: self.forwarding_timed_packets.load(Relaxed),
             idle_cycles: self.idle_cycles.load(Relaxed),
         }
     }
@@ -255,7 +249,6 @@ pub struct WorkerTotals {
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
     pub busy_cycles: u64,
     pub forwarding_cycles: u64,
-    pub forwarding_timed_packets: u64,
     pub idle_cycles: u64,
 }
 
@@ -278,7 +271,6 @@ impl Default for WorkerTotals {
             burst_sizes: [0; BURST_BUCKETS.len()],
             busy_cycles: 0,
             forwarding_cycles: 0,
-            forwarding_timed_packets: 0,
             idle_cycles: 0,
         }
     }
@@ -318,7 +310,6 @@ impl WorkerTotals {
         }
         self.busy_cycles += o.busy_cycles;
         self.forwarding_cycles += o.forwarding_cycles;
-        self.forwarding_timed_packets += o.forwarding_timed_packets;
         self.idle_cycles += o.idle_cycles;
     }
 

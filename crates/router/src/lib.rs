@@ -38,7 +38,7 @@ pub use counters::{drop_reason_name, RuntimeDrop, WorkerCounters, WorkerTotals};
 pub use error::{RouterError, SpecError, ThreadDeath};
 pub use runtime::{Router, RunSummary, Stop};
 pub use spec::{IdlePolicy, PortSpec, Routing, RunOptions, RuntimeSpec, TestFault, WorkerSpec};
-pub use worker::{Forwarder, STAGE_SAMPLE};
+pub use worker::Forwarder;
 /// Public only for `examples/worker_ir.rs` (callgrind counts of the whole worker loop).
 #[doc(hidden)]
 pub use {

@@ -162,8 +162,8 @@ impl Reporter {
             w.punt_overflow_control,
             w.injected,
             cpp,
-            if w.forwarding_timed_packets > 0 {
-                w.forwarding_cycles as f64 / w.forwarding_timed_packets as f64
+            if w.rx_packets > 0 {
+                w.forwarding_cycles as f64 / w.rx_packets as f64
             } else {
                 0.0
             }

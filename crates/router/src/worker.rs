@@ -7,9 +7,7 @@
 //! path -> TX buffers are flushed once per loop iteration. Every received mbuf ends in
 //! exactly one of these places and is counted; so does every frame taken from the slow
 //! path's inject queue ([`crate::WorkerTotals::unaccounted`] is 0). Multi-segment mbufs are
-//! dropped (counted) before the pipeline, which reads one segment. The forwarding stage's
-//! end is timed on one burst in [`STAGE_SAMPLE`] (7): a TSC read after every burst cost
-//! 2-5% of the short scenarios' Mpps (docs/benchmarks.md, session 18).
+//! dropped (counted) before the pipeline, which reads one segment.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,12 +23,6 @@ use crate::counters::{
 use crate::idle::{Backoff, IdleStep};
 use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
-
-/// The forwarding stage is timed on one non-empty burst in this many
-/// ([`WorkerCounters::forwarding_timed_packets`] counts the packets of those). Odd, so
-/// that it never locks onto traffic that repeats in a power-of-two number of bursts (the
-/// bench's 4,096-frame pcaps are 128 bursts of 32: one in 8 timed the same 512 frames).
-pub const STAGE_SAMPLE: u32 = 7;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
 pub struct Injected {
@@ -96,8 +88,6 @@ pub struct PollState {
     rx: Burst,
     drops: Burst,
     verdicts: [Verdict; BURST_MAX],
-    /// Non-empty bursts to go before the next timed one.
-    untimed: u32,
 }
 
 impl<F: Forwarder> Worker<F> {
@@ -109,7 +99,6 @@ impl<F: Forwarder> Worker<F> {
             rx: Burst::new(),
             drops: Burst::new(),
             verdicts: [Verdict::Drop(DropReason::Truncated); BURST_MAX],
-            untimed: 0,
         }
     }
 
@@ -120,10 +109,9 @@ impl<F: Forwarder> Worker<F> {
         let c = s.counters.clone();
         let mut last = dpdk::rdtsc();
 
-        // One TSC read per poll besides the stage's (one a burst, two on a timed one):
-        // each poll's end starts the next (a read costs ~35 cycles on these VMs, a cycle a
-        // packet at bursts of 32). A pause hint counts as idle; only a sleep is left out
-        // of both busy and idle.
+        // One TSC read per poll besides the stage's two: each poll's end starts the next
+        // (a read costs ~35 cycles on these VMs, a cycle a packet at bursts of 32). A
+        // pause hint counts as idle; only a sleep is left out of both busy and idle.
         while !self.stop.load(Ordering::Relaxed) {
             let got_any = self.poll(&mut s);
             let now = dpdk::rdtsc();
@@ -179,17 +167,8 @@ impl<F: Forwarder> Worker<F> {
             if chained > 0 {
                 bump(&c.drops[RuntimeDrop::MultiSegment.index()], chained as u64);
             }
-            let n = s.rx.len();
-            let timed = s.untimed == 0;
-            s.untimed = if timed {
-                STAGE_SAMPLE - 1
-            } else {
-                s.untimed - 1
-            };
-            // Read on every burst: the punt budgets' clock, and without it ipv4-full ran
-            // 3-4% slower (three sittings, docs/benchmarks.md, session 18); the read
-            // after the stage is the one sampled.
             let t0 = dpdk::rdtsc();
+            let n = s.rx.len();
             let traced = self.trace.as_ref().is_some_and(|t| t.armed_for(port));
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.before(port, s.rx.as_slice());
@@ -203,10 +182,7 @@ impl<F: Forwarder> Worker<F> {
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.after(port, s.rx.as_slice(), &s.verdicts[..n]);
             }
-            if timed {
-                bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
-                bump(&c.forwarding_timed_packets, n as u64);
-            }
+            bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
             self.punt.begin_burst(t0);
             self.dispatch(
                 port,

@@ -181,14 +181,8 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
         &["worker"],
     ),
     (
-        "mplsrouter_worker_forwarding_timed_cycles_total",
-        "TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), on the bursts timed (one in 7).",
-        MetricType::COUNTER,
-        &["worker"],
-    ),
-    (
-        "mplsrouter_worker_forwarding_timed_packets_total",
-        "Packets of the bursts the forwarding stage was timed on.",
+        "mplsrouter_worker_forwarding_cycles_total",
+        "TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite).",
         MetricType::COUNTER,
         &["worker"],
     ),
@@ -514,7 +508,7 @@ impl RouterCollector {
             .map(|w| (w.lcore.to_string(), w.snapshot()))
             .collect();
         type Get = fn(&WorkerTotals) -> u64;
-        let per_worker: [(&str, Get); 9] = [
+        let per_worker: [(&str, Get); 8] = [
             ("mplsrouter_worker_rx_packets_total", |w| w.rx_packets),
             ("mplsrouter_worker_forwarded_packets_total", |w| {
                 w.tx_packets
@@ -525,11 +519,8 @@ impl RouterCollector {
             ("mplsrouter_worker_injected_packets_total", |w| w.injected),
             ("mplsrouter_worker_slow_path_packets_total", |w| w.slow_path),
             ("mplsrouter_worker_busy_cycles_total", |w| w.busy_cycles),
-            ("mplsrouter_worker_forwarding_timed_cycles_total", |w| {
+            ("mplsrouter_worker_forwarding_cycles_total", |w| {
                 w.forwarding_cycles
-            }),
-            ("mplsrouter_worker_forwarding_timed_packets_total", |w| {
-                w.forwarding_timed_packets
             }),
             ("mplsrouter_worker_idle_cycles_total", |w| w.idle_cycles),
         ];
@@ -791,20 +782,5 @@ impl Collector for RouterCollector {
         self.worker_families(&mut out);
         self.control_families(&mut out);
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FAMILIES;
-
-    #[test]
-    fn the_timed_cycles_help_names_the_sample_the_worker_takes() {
-        let (_, help, _, _) = FAMILIES
-            .iter()
-            .find(|f| f.0 == "mplsrouter_worker_forwarding_timed_cycles_total")
-            .expect("declared");
-        let want = format!("(one in {})", crate::STAGE_SAMPLE);
-        assert!(help.contains(&want), "{help:?} lacks {want:?}");
     }
 }
