@@ -11,49 +11,15 @@
 //! Mlookups/s: the batch in bursts of 64 and 32 (the router's) beside the scalar batch
 //! (`lookup_batch_scalar`), so that one run compares the CPU's batch form with it.
 
-use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+#[path = "common/passes.rs"]
+mod passes;
 
 use net::fib::prefix_list6::{
     parse_prefix_list6, random_keys_in6, random_keys_per_prefix6, spread_values6,
 };
 use net::fib::Lpm6;
-
-/// The best pass of single lookups, then of the batch in bursts of 64 and 32 (the
-/// router's default burst), then of the scalar batch in the same bursts, alternated for
-/// `secs`, in Mlookups/s.
-fn best_rates(lpm: &Lpm6, keys: &[u128], secs: f64) -> [f64; 5] {
-    type Batch = fn(&Lpm6, &[u128], &mut [u32]);
-    let passes: [(usize, Batch); 4] = [
-        (64, Lpm6::lookup_batch),
-        (32, Lpm6::lookup_batch),
-        (64, Lpm6::lookup_batch_scalar),
-        (32, Lpm6::lookup_batch_scalar),
-    ];
-    let mut best = [f64::MAX; 5];
-    let mut out = [0u32; 64];
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs_f64(secs) {
-        let t = Instant::now();
-        let mut acc = 0u32;
-        for &k in keys {
-            acc = acc.wrapping_add(lpm.lookup(k).unwrap_or(0));
-        }
-        black_box(acc);
-        best[0] = best[0].min(t.elapsed().as_secs_f64());
-        for (i, (burst, batch)) in passes.iter().enumerate() {
-            let t = Instant::now();
-            let mut acc = 0u32;
-            for keys in keys.chunks(*burst) {
-                batch(lpm, keys, &mut out);
-                acc = acc.wrapping_add(out[0]);
-            }
-            black_box(acc);
-            best[i + 1] = best[i + 1].min(t.elapsed().as_secs_f64());
-        }
-    }
-    best.map(|s| keys.len() as f64 / s / 1e6)
-}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -95,7 +61,14 @@ fn main() {
             random_keys_per_prefix6(&plain, 1 << 22, 2),
         ),
     ] {
-        let [single, b64, b32, s64, s32] = best_rates(&lpm, &keys, secs);
+        let [single, b64, b32, s64, s32] = passes::best_rates(
+            &lpm,
+            &keys,
+            secs,
+            |l, k| l.lookup(k).unwrap_or(0),
+            Lpm6::lookup_batch,
+            Lpm6::lookup_batch_scalar,
+        );
         println!(
             "{name}: single {single:.1}, batched {b64:.1} Mlookups/s ({}); bursts of \
              64/32: batched {b64:.1}/{b32:.1}, scalar batch {s64:.1}/{s32:.1}",
