@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --shared) LINK=shared; shift ;;
     --burst) BURST="$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "build-l3fwd.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done

@@ -71,7 +71,7 @@ pub(super) fn lookup_batch(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
         unsafe { lpm.flat.lookup_batch_wide(addrs, out) };
         return;
     }
-    lookup_batch_scalar(lpm, addrs, out)
+    scalar(lpm, addrs, out)
 }
 
 /// The scalar batch, whatever the CPU (see `Lpm4::lookup_batch_scalar`).
@@ -80,6 +80,12 @@ pub(super) fn lookup_batch_scalar(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
         out.len() >= addrs.len(),
         "lookup_batch: output shorter than input"
     );
+    scalar(lpm, addrs, out)
+}
+
+/// The scalar batch with popcnt where the CPU has it; the caller checked the lengths.
+#[inline]
+fn scalar(lpm: &Lpm4, addrs: &[u32], out: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU supports popcnt (checked just above).

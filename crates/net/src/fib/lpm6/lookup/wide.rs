@@ -86,7 +86,8 @@ pub(super) unsafe fn first_passes(
         second[g] = _mm512_mask_mov_epi32(ti, node, dense);
         mid[g] = md;
     }
-    // Pass 2: the second entry, and under a mini node the mini entry.
+    // Pass 2: every group's second entry (the gathers that miss) before any mini entry,
+    // which depends on it; then under a mini node the mini entry.
     let mut entries = [zero; GROUPS];
     let mut minis = [zero; GROUPS];
     let mut bits = [zero; GROUPS];
