@@ -49,6 +49,8 @@ pub struct CheckSummary {
     /// Per port of a startup config: (name, promiscuous mode, whether the config set it).
     pub port_modes: Vec<(String, bool, bool)>,
     pub workers: usize,
+    /// Packets a worker takes per poll at most (`burst_size`, 0 for a routes file).
+    pub burst_size: u16,
     /// EAL argument vector a startup config produces (empty for a routes file).
     pub eal_args: Vec<String>,
     /// Mbufs in the packet pool (0 for a routes file).
@@ -155,6 +157,7 @@ fn check_startup(path: &FsPath, root: &Node) -> Result<CheckSummary, ConfigError
         })
         .collect();
     s.workers = cfg.workers().len();
+    s.burst_size = cfg.burst_size;
     s.eal_args = cfg.eal_args("mplsrouter");
     s.mempool_size = cfg.mempool_size();
     s.mbuf_data_room = cfg.mbuf_data_room() as u32;
@@ -193,6 +196,7 @@ fn summary(
         ports: 0,
         port_modes: Vec::new(),
         workers: 0,
+        burst_size: 0,
         eal_args: Vec::new(),
         mempool_size: 0,
         mbuf_data_room: 0,
@@ -231,6 +235,11 @@ pub fn render(result: &Result<CheckSummary, ConfigError>) -> (String, i32) {
                     let _ = writeln!(o, "    {name}: promiscuous {on}{why}");
                 }
                 let _ = writeln!(o, "  workers:          {}", s.workers);
+                let _ = writeln!(
+                    o,
+                    "  burst size:       {} packets a poll at most",
+                    s.burst_size
+                );
                 let _ = writeln!(
                     o,
                     "  mempool:          {} mbufs of {} bytes (data room for the largest MTU), {}",

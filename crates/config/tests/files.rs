@@ -58,6 +58,11 @@ fn demo_config_checks_and_renders() {
         text.contains("    in: promiscuous on (default)\n"),
         "{text}"
     );
+    // The demo leaves `burst_size` out: the default, the most a worker holds.
+    assert!(
+        text.contains("  burst size:       64 packets a poll at most\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -76,6 +81,26 @@ fn check_shows_each_port_s_promiscuous_mode() {
         text.contains("    wan: promiscuous off (default)\n"),
         "{text}"
     );
+}
+
+#[test]
+fn check_shows_the_burst_size_set() {
+    let dir = std::env::temp_dir().join(format!("config-burst-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("r.yaml"),
+        "ports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24]}\nburst_size: 16\n",
+    )
+    .unwrap();
+    let r = check_file(&dir.join("r.yaml"));
+    let (text, code) = render_check(&r);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(r.unwrap().burst_size, 16);
+    assert!(
+        text.contains("  burst size:       16 packets a poll at most\n"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
