@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use config::{
-    check_file, compile, load_routes, render_check, FileKind, RouteContext, StartupConfig,
+    check_file, compile, load_routes, render_check, CheckSummary, ConfigError, FileKind,
+    RouteContext, StartupConfig,
 };
 use net::fib::{Fib, LabelOp, NextHop, RouteTarget, TtlMode};
 
@@ -83,24 +84,38 @@ fn check_shows_each_port_s_promiscuous_mode() {
     );
 }
 
+/// Writes `files` (name, text) into a fresh temporary folder named after `tag`, checks
+/// the first one and removes the folder: the check's result, its text and exit status.
+fn check_written(
+    tag: &str,
+    files: &[(&str, &str)],
+) -> (Result<CheckSummary, ConfigError>, String, i32) {
+    let dir = std::env::temp_dir().join(format!("config-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let r = check_file(&dir.join(files[0].0));
+    let (text, code) = render_check(&r);
+    std::fs::remove_dir_all(&dir).unwrap();
+    (r, text, code)
+}
+
 #[test]
 fn check_shows_the_burst_size_set() {
-    let dir = std::env::temp_dir().join(format!("config-burst-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("r.yaml"),
-        "ports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24]}\nburst_size: 16\n",
-    )
-    .unwrap();
-    let r = check_file(&dir.join("r.yaml"));
-    let (text, code) = render_check(&r);
+    let (r, text, code) = check_written(
+        "burst",
+        &[(
+            "r.yaml",
+            "ports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24]}\nburst_size: 16\n",
+        )],
+    );
     assert_eq!(code, 0, "{text}");
     assert_eq!(r.unwrap().burst_size, 16);
     assert!(
         text.contains("  burst size:       16 packets a poll at most\n"),
         "{text}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -243,20 +258,16 @@ fn eal_args_for_the_demo() {
 
 #[test]
 fn check_reports_errors_of_both_files_with_exit_1() {
-    let dir = std::env::temp_dir().join(format!("config-check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("r.yaml"),
-        "ports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24], mtu: 1}\nroutes: routes.yaml\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("routes.yaml"),
-        "ipv4:\n  - {prefix: 1.0.0.0/8, via: 10.9.0.1}\n",
-    )
-    .unwrap();
-    let r = check_file(&dir.join("r.yaml"));
-    let (text, code) = render_check(&r);
+    let (_, text, code) = check_written(
+        "check",
+        &[
+            (
+                "r.yaml",
+                "ports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24], mtu: 1}\nroutes: routes.yaml\n",
+            ),
+            ("routes.yaml", "ipv4:\n  - {prefix: 1.0.0.0/8, via: 10.9.0.1}\n"),
+        ],
+    );
     assert_eq!(code, 1);
     assert!(
         text.contains("r.yaml:2:63: ports[0].mtu: mtu 1 is out of range"),
@@ -267,10 +278,10 @@ fn check_reports_errors_of_both_files_with_exit_1() {
         "{text}"
     );
     assert!(text.contains("2 errors found"), "{text}");
-    let (text, code) = render_check(&check_file(&dir.join("missing.yaml")));
+    let missing = std::env::temp_dir().join(format!("config-missing-{}.yaml", std::process::id()));
+    let (text, code) = render_check(&check_file(&missing));
     assert_eq!(code, 1);
     assert!(text.contains("cannot read"), "{text}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
