@@ -8,8 +8,8 @@
 //! Builds with `from_prefixes` (300 values spread by hash) three times (best is printed),
 //! times a one-prefix change, draws 4M keys of each kind, then alternates single and
 //! batched passes for SECONDS (default 3) and prints the best pass of each in
-//! Mlookups/s: the batch in bursts of 64 and 32 (the router's) beside the scalar batch
-//! (`lookup_batch_scalar`), so that one run compares the CPU's batch form with it.
+//! Mlookups/s: the batch in bursts of 64 (the router's default) and 32 beside the scalar
+//! batch (`lookup_batch_scalar`), so that one run compares the CPU's batch form with it.
 
 use std::time::{Duration, Instant};
 

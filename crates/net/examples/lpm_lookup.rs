@@ -10,8 +10,9 @@
 //! (default 256: as `bench-lookup`), draws 4M keys, then
 //! alternates single and batched passes for SECONDS (default 3) and prints the best pass
 //! of each in Mlookups/s, with the lookup bytes: the batch in 64-key bursts first, then
-//! in bursts of 64 and 32 (the router's) beside the scalar batch (`lookup_batch_scalar`),
-//! so that one run compares the CPU's batch form with the scalar one.
+//! in bursts of 64 (the router's default) and 32 beside the scalar batch
+//! (`lookup_batch_scalar`), so that one run compares the CPU's batch form with the scalar
+//! one.
 
 #[path = "common/passes.rs"]
 mod passes;

@@ -361,14 +361,14 @@ pub struct ControlIfaceConfig {
     pub name: String,
 }
 
-/// Packets per RX poll and TX burst when `burst_size` is left out: the largest a worker
-/// holds. A poll takes what is waiting, up to this, and never waits to fill it, so the
-/// size matters only under load, where 64 forwards 6-16% more than DPDK's customary 32
-/// (docs/benchmarks.md, sessions 18 and 19).
-pub const DEFAULT_BURST: u16 = 64;
 /// The largest `burst_size`: a worker's burst arrays hold 64 mbufs (`dpdk::BURST_MAX`;
 /// the router asserts the two agree), so a larger setting could not be honoured.
 pub const MAX_BURST: u16 = 64;
+/// Packets per RX poll and TX burst when `burst_size` is left out: the largest a worker
+/// holds. A poll takes what is waiting, up to this, and never waits to fill it, so the
+/// size matters only under load, where 64 forwards 5-16% more than DPDK's customary 32
+/// (docs/benchmarks.md, sessions 18 and 19).
+pub const DEFAULT_BURST: u16 = MAX_BURST;
 pub const DEFAULT_MAX_LABEL_DEPTH: u8 = 16;
 pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:9550";
 

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 pub type Batch<L, K> = fn(&L, &[K], &mut [u32]);
 
 /// The best rate of each pass in Mlookups/s, the passes alternated for `secs`: single
-/// lookups (`single`), then the batch in bursts of 64 and 32 (the router's default
-/// burst), then the scalar batch in the same bursts (the same code as the batch where the
-/// CPU has no AVX-512 form).
+/// lookups (`single`), then the batch in bursts of 64 (the router's default burst) and
+/// 32 (DPDK's customary one), then the scalar batch in the same bursts (the same code as
+/// the batch where the CPU has no AVX-512 form).
 pub fn best_rates<L, K: Copy>(
     lpm: &L,
     keys: &[K],
