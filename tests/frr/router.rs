@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{bin, ip_in, sysctl, Launch};
+use crate::common::{bin, ip_in, sysctl, Launch, TempDir};
 use crate::harness::wait_until;
 use crate::hosts::{link, Hosts};
 
@@ -103,16 +103,16 @@ fn capture(ns: &str, iface: &str, pcap: &Path) -> Child {
 /// Why the router under test cannot take routes from FPM (a build without the `fpm:`
 /// section), or None. Checked with `mplsrouter check` on a minimal config.
 pub fn fpm_unsupported() -> Option<String> {
-    let dir = std::env::temp_dir().join(format!("mplsrouter-fpmcheck-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("c.yaml");
+    // A folder of its own per call: the tests of this binary ask at the same time, and a
+    // folder named by the process alone was removed under another test's write.
+    let dir = TempDir::new("fpmcheck");
+    let cfg = dir.path("c.yaml");
     std::fs::write(
         &cfg,
         "eal: {no_huge: true}\nports:\n  - {name: a, vdev: net_null0, addresses: [10.0.0.1/24]}\nfpm: {}\n",
     )
     .unwrap();
     let out = Command::new(bin()).arg("check").arg(&cfg).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("unknown key `fpm`") {
         Some(format!(
