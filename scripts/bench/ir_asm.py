@@ -100,12 +100,16 @@ def main():
     p.add_argument("--rounds", type=int, default=300, help="bursts to run (default 300)")
     p.add_argument("--min", type=float, default=0.5,
                    help="list instructions run at least this often a packet (default 0.5)")
+    p.add_argument("--kind", choices=sorted(EXAMPLES),
+                   help="which example the binary is (default: its file name; give it for a "
+                        "copy under another name)")
     p.add_argument("--function", default="",
                    help="only functions whose name contains this (default: all)")
     a = p.parse_args()
-    kind = os.path.basename(a.binary)
+    kind = a.kind or os.path.basename(a.binary)
     if kind not in EXAMPLES:
-        sys.exit(f"{a.binary}: not one of the examples this reads ({', '.join(EXAMPLES)})")
+        sys.exit(f"{a.binary}: not one of the examples this reads ({', '.join(EXAMPLES)}); "
+                 "name it with --kind")
     toggle, bursts = EXAMPLES[kind]
     packets = bursts(a.rounds) * BURST
     with tempfile.TemporaryDirectory() as d:
