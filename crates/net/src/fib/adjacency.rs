@@ -43,7 +43,8 @@ impl Family {
 /// its TC, TTL and S bit (which depends on whether labels remain below it).
 ///
 /// Laid out so that what forwarding reads (the template's Ethernet header and first label,
-/// port, MTU, label count, whether the neighbor is resolved) fills the first cache line.
+/// port, MTU, label count, room, whether the neighbor is resolved) fills the first cache
+/// line.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(C, align(64))]
 pub struct Adjacency {
@@ -53,6 +54,9 @@ pub struct Adjacency {
     /// IP MTU of the egress link (payload bytes after the Ethernet header).
     pub mtu: u16,
     label_count: u8,
+    /// [`Adjacency::limit`], rendered with the template from `dst_mac`, `mtu` and the
+    /// labels (the constructors render it; a field set by hand would leave it stale).
+    limit: u32,
     /// The neighbor's MAC address; `None` until ARP resolves it (packets go to the slow path).
     pub dst_mac: Option<[u8; 6]>,
     /// The egress port's MAC address.
@@ -93,6 +97,7 @@ impl Adjacency {
             template: [0; ETH_LEN + 4 * MAX_PUSH],
             neighbor6: None,
             payload: Family::Ipv4,
+            limit: 0,
         };
         for (i, &l) in labels.iter().enumerate() {
             assert!(l < (1 << 20), "label {l} does not fit in 20 bits");
@@ -147,6 +152,11 @@ impl Adjacency {
             let word = self.labels[i] << 12;
             t[ETH_LEN + 4 * i..ETH_LEN + 4 * i + 4].copy_from_slice(&word.to_be_bytes());
         }
+        let push = 4 * u32::from(self.label_count);
+        self.limit = match self.dst_mac {
+            Some(_) if u32::from(self.mtu) >= push => u32::from(self.mtu) - push + 1,
+            _ => 0,
+        };
     }
 
     /// The labels this adjacency pushes, outermost first.
@@ -180,6 +190,15 @@ impl Adjacency {
     #[inline]
     pub fn is_resolved(&self) -> bool {
         self.dst_mac.is_some()
+    }
+
+    /// One more than the longest payload forwarded through here (below the labels pushed,
+    /// within the MTU), 0 while unresolved: a payload of `n` bytes goes out when `n <
+    /// limit`. [`Adjacency::is_resolved`], [`Adjacency::push_bytes`] and
+    /// [`Adjacency::mtu`] in the one compare the fast paths make per packet.
+    #[inline]
+    pub fn limit(&self) -> usize {
+        self.limit as usize
     }
 }
 
@@ -215,6 +234,50 @@ mod tests {
         let r = a.with_dst_mac([9; 6]);
         assert!(r.is_resolved());
         assert_eq!(&r.header_template()[0..6], &[9; 6]);
+    }
+
+    #[test]
+    fn the_first_cache_line_holds_what_forwarding_reads() {
+        use core::mem::{offset_of, size_of};
+        let end = |offset: usize, size: usize| offset + size;
+        for (field, last) in [
+            (
+                "template",
+                end(offset_of!(Adjacency, template), ETH_LEN + 4),
+            ),
+            ("port", end(offset_of!(Adjacency, port), 2)),
+            ("label_count", end(offset_of!(Adjacency, label_count), 1)),
+            ("limit", end(offset_of!(Adjacency, limit), 4)),
+            (
+                "dst_mac",
+                end(offset_of!(Adjacency, dst_mac), size_of::<Option<[u8; 6]>>()),
+            ),
+        ] {
+            assert!(last <= 64, "{field} ends at byte {last}");
+        }
+    }
+
+    #[test]
+    fn limit_is_one_past_the_longest_payload_and_zero_while_unresolved() {
+        let mac = [2, 0, 0, 0, 0, 1];
+        let plain = Adjacency::new(0, 1500, [10, 0, 0, 2], None, mac, &[]);
+        assert_eq!(plain.limit(), 0, "unresolved: nothing goes out");
+        assert_eq!(plain.with_dst_mac([9; 6]).limit(), 1501);
+        let two = Adjacency::new(0, 1500, [10, 0, 0, 2], Some([9; 6]), mac, &[16, 17]);
+        assert_eq!(two.limit(), 1500 - 8 + 1);
+        // The labels alone overflow the MTU: not even an empty payload fits.
+        assert_eq!(
+            Adjacency::new(0, 3, [0; 4], Some([9; 6]), mac, &[16]).limit(),
+            0
+        );
+        assert_eq!(
+            Adjacency::new(0, 4, [0; 4], Some([9; 6]), mac, &[16]).limit(),
+            1
+        );
+        assert_eq!(
+            Adjacency::new(0, u16::MAX, [0; 4], Some([9; 6]), mac, &[]).limit(),
+            65536
+        );
     }
 
     #[test]

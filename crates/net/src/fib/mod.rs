@@ -243,6 +243,13 @@ impl Fib {
         &self.routes[id as usize]
     }
 
+    /// The route a lookup found: `None` for [`NO_ROUTE`] (no route id is that large), in
+    /// the one compare that bounds-checks the index.
+    #[inline]
+    pub fn found_route(&self, id: RouteId) -> Option<&Ipv4Route> {
+        self.routes.get(id as usize)
+    }
+
     /// The entry bound to `label`, or `None`.
     #[inline]
     pub fn lookup_label(&self, label: u32) -> Option<&LabelEntry> {

@@ -19,7 +19,7 @@
 //! It must only ever give the staged path's result: `tests/pipeline_fast_path.rs`
 //! compares both on random tables and frames. Never allocates, locks or blocks.
 
-use super::fast::{resolved_adjacency, SPECIAL_FIRST_OCTET};
+use super::fast::{adjacency, SPECIAL_FIRST_OCTET};
 use super::fast6::special;
 use super::local::MacKey;
 use super::{Verdict, CHUNK};
@@ -237,10 +237,10 @@ fn forward<P: PacketBuf>(
             (ip[IP] >> 1) & 7,
         ),
     };
-    let adj = resolved_adjacency(fib, nh, data, IP, end)?;
+    let adj = adjacency(fib, nh, data, IP, end);
     let push = adj.push_bytes();
     if (push == 0 && adj.payload != family)
-        || push + (end - IP) > adj.mtu as usize
+        || end - IP >= adj.limit()
         || (push > LSE && headroom < push - LSE)
     {
         return None;

@@ -32,7 +32,6 @@ use super::mpls::exposed_plain_ipv4;
 use super::{hash, PuntReason, Verdict};
 use crate::fib::{
     AdjId, Adjacency, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL,
-    NO_ROUTE,
 };
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
@@ -81,9 +80,9 @@ pub(crate) fn label<P: PacketBuf>(
     let next_hop = entry.next_hop?;
     match entry.op {
         LabelOp::Swap => {
-            let adj = resolved_adjacency(fib, next_hop, data, stack_end, data.len())?;
+            let adj = adjacency(fib, next_hop, data, stack_end, data.len());
             // The swapped label replaces the received one: the frame keeps its length.
-            if adj.push_bytes() != LSE || data.len() - HEADER_LEN > adj.mtu as usize {
+            if adj.push_bytes() != LSE || data.len() - HEADER_LEN - LSE >= adj.limit() {
                 return None;
             }
             let port = adj.port;
@@ -102,7 +101,7 @@ pub(crate) fn label<P: PacketBuf>(
             let Some(total) = exposed_plain_ipv4(&data[stack_end..]) else {
                 return super::fast6::php(fib, next_hop, entry.ttl_mode, ttl, pkt);
             };
-            let adj = resolved_adjacency(fib, next_hop, data, stack_end, stack_end + total)?;
+            let adj = adjacency(fib, next_hop, data, stack_end, stack_end + total);
             let ip_ttl = data[stack_end + ip4::TTL];
             let ttl = match entry.ttl_mode {
                 TtlMode::Uniform => ip_ttl.min(ttl - 1),
@@ -111,7 +110,7 @@ pub(crate) fn label<P: PacketBuf>(
             // The template's ethertype is IPv4 only when the adjacency pushes no label
             // and carries IPv4 (the staged path drops a payload of another family).
             let bare_ipv4 = be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV4;
-            if !bare_ipv4 || ttl == 0 || total > adj.mtu as usize {
+            if !bare_ipv4 || ttl == 0 || total >= adj.limit() {
                 return None;
             }
             let pad = data.len() - HEADER_LEN - LSE - total;
@@ -127,23 +126,22 @@ pub(crate) fn label<P: PacketBuf>(
 }
 
 /// The adjacency `next_hop` leads to, through its ECMP group by the hash of the label
-/// stack (`data[HEADER_LEN..stack_end]`) and the payload up to `end`; `None` while the
-/// neighbour is unresolved.
+/// stack (`data[HEADER_LEN..stack_end]`) and the payload up to `end`. Resolved or not:
+/// the caller's compare with [`Adjacency::limit`] refuses an unresolved one.
 #[inline(always)]
-pub(super) fn resolved_adjacency<'f>(
+pub(super) fn adjacency<'f>(
     fib: &'f Fib,
     next_hop: NextHop,
     data: &[u8],
     stack_end: usize,
     end: usize,
-) -> Option<&'f Adjacency> {
-    let adj = fib.adjacency(match next_hop {
+) -> &'f Adjacency {
+    fib.adjacency(match next_hop {
         NextHop::Adjacency(a) => a,
         nh @ NextHop::Ecmp(_) => {
             ecmp_member(fib, nh, &data[HEADER_LEN..stack_end], &data[stack_end..end])
         }
-    });
-    adj.is_resolved().then_some(adj)
+    })
 }
 
 /// The member of an ECMP group for this packet's flow. Inlined, as are the IPv4 and IPv6
@@ -218,7 +216,7 @@ pub(crate) fn ipv4_input(data: &[u8], mac: MacKey, local: &LocalAddrs) -> Option
 /// loop made it spill).
 #[inline(always)]
 pub(crate) fn punt(fib: &Fib, route: RouteId) -> Option<Verdict> {
-    let target = (route != NO_ROUTE).then(|| fib.route(route).target)?;
+    let target = fib.found_route(route)?.target;
     // One test per variant: a match on both decoded the niche-packed tag first.
     if let RouteTarget::Connected { port } = target {
         Some(Verdict::SlowPath(PuntReason::Glean { port }))
@@ -239,10 +237,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     pkt: &mut P,
     route: RouteId,
 ) -> Option<Verdict> {
-    if route == NO_ROUTE {
-        return None;
-    }
-    let route = fib.route(route);
+    let route = fib.found_route(route)?;
     let RouteTarget::NextHop(nh) = route.target else {
         return None;
     };
@@ -260,12 +255,13 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         }
     };
     let adj = fib.adjacency(adj_id);
-    let push = adj.push_bytes();
-    // No family check: an IPv4 route never reaches an adjacency that carries IPv6
-    // without labels (the config refuses IPv4 routes via IPv6 next hops).
-    if !adj.is_resolved() || push + total > adj.mtu as usize {
+    // Resolved, and the datagram with the labels pushed within the MTU, in one compare
+    // (no family check: an IPv4 route never reaches an adjacency that carries IPv6
+    // without labels, the config refuses IPv4 routes via IPv6 next hops).
+    if total >= adj.limit() {
         return None;
     }
+    let push = adj.push_bytes();
     // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
     // the datagram fits the frame).
     let pad = len - HEADER_LEN - total;

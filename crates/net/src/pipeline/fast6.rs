@@ -247,8 +247,7 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
     let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();
     // Without labels the template's ethertype names the family the adjacency carries.
-    if !adj.is_resolved()
-        || push + IPV6_LEN + payload > adj.mtu as usize
+    if IPV6_LEN + payload >= adj.limit()
         || headroom < push
         || be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV4
     {
@@ -329,9 +328,9 @@ pub(crate) fn php<P: PacketBuf>(
         TtlMode::Uniform => ip[field::HOP_LIMIT].min(label_ttl - 1),
         TtlMode::Pipe(_) => ip[field::HOP_LIMIT],
     };
-    let adj = super::fast::resolved_adjacency(fib, next_hop, data, STACK_END, end)?;
+    let adj = super::fast::adjacency(fib, next_hop, data, STACK_END, end);
     let bare_ipv6 = be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV6;
-    if !bare_ipv6 || hop == 0 || end - STACK_END > adj.mtu as usize {
+    if !bare_ipv6 || hop == 0 || end - STACK_END >= adj.limit() {
         return None;
     }
     let pad = data.len() - end;
