@@ -73,6 +73,46 @@ fn needed_librte(binary: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// The text symbols `nm` lists for `binary`, by name.
+fn text_symbols(binary: &std::path::Path) -> std::collections::HashMap<String, u64> {
+    let out = Command::new("nm").arg(binary).output().unwrap();
+    assert!(out.status.success(), "nm {}", binary.display());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [addr, "t" | "T", name] => Some((name.to_owned(), u64::from_str_radix(addr, 16).ok()?)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A static build places DPDK's code after a page-aligned marker (dpdk-sys/build.rs), so
+/// that the PMDs' offsets in a page do not move with the Rust code before them.
+fn dpdk_text_starts_on_a_page(binary: &std::path::Path) {
+    let syms = text_symbols(binary);
+    let at = |name: &str| {
+        *syms
+            .get(name)
+            .unwrap_or_else(|| panic!("{}: no text symbol {name}", binary.display()))
+    };
+    let marker = at("mplsrouter_dpdk_text_start");
+    assert_eq!(
+        marker % 4096,
+        0,
+        "{}: marker at {marker:#x}",
+        binary.display()
+    );
+    for pmd in ["eth_pcap_rx_infinite", "eth_null_tx", "eth_ring_rx"] {
+        let at = syms[pmd];
+        assert!(
+            at > marker,
+            "{}: {pmd} at {at:#x}, before the marker",
+            binary.display()
+        );
+    }
+}
+
 /// `--version` says how DPDK is linked, and the binary agrees: static archives leave no
 /// `librte_*` to load, shared libraries do. Checked
 /// on this test run's build and on `MPLSROUTER_BIN` (scripts/test.sh: the release build,
@@ -91,6 +131,7 @@ fn version_says_how_dpdk_is_linked() {
                 "{}: {s} but needs {needed:?}",
                 binary.display()
             );
+            dpdk_text_starts_on_a_page(&binary);
         } else {
             assert!(
                 s.contains("DPDK linked from: shared libraries"),
