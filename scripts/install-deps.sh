@@ -19,8 +19,9 @@ PACKAGES=(
   prometheus curl
   # DPDK examples source (l3fwd for scripts/bench.sh), hugepage/NIC helpers
   dpdk-doc kmod pciutils
-  # profiling (scripts/bench/profile.sh)
-  linux-perf
+  # profiling (scripts/bench/profile.sh; valgrind for the instruction counts of
+  # pipeline-ir.sh, worker-ir.sh, ir_asm.py and tools_ir.py)
+  linux-perf valgrind
   # container base images without a registry
   debootstrap docker-compose
   # Debian package checks (scripts/package.sh builds with cargo-deb, installed below)

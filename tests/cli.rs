@@ -104,10 +104,10 @@ fn dpdk_text_starts_on_a_page(binary: &std::path::Path) {
         binary.display()
     );
     for pmd in ["eth_pcap_rx_infinite", "eth_null_tx", "eth_ring_rx"] {
-        let at = syms[pmd];
+        let pmd_at = at(pmd);
         assert!(
-            at > marker,
-            "{}: {pmd} at {at:#x}, before the marker",
+            pmd_at > marker,
+            "{}: {pmd} at {pmd_at:#x}, before the marker",
             binary.display()
         );
     }

@@ -270,6 +270,17 @@ class Bench:
         cpp = float(m[-1]) if m else None
         return rate, cpp
 
+    def l3fwd_cmd(self, fp, pcap, rules4, rules6):
+        """l3fwd's command line (LPM, the scenario's rules, this source and sink)."""
+        cfg = ["(0,%d,%d)" % (q, q + 1) for q in range(self.workers)] + ["(1,0,1)"]
+        # l3fwd wants one TX queue per EAL lcore on every port, and net_pcap has one per
+        # rx_pcap; so l3fwd gets the worker lcores only (its main lcore forwards too).
+        return ([self.o.l3fwd] + self.eal(fp, pcap, self.l3fwd_lcores)
+                + ["--", "-p", "0x3", "-P", "--lookup=lpm", "--parse-ptype",
+                   "--config", ",".join(cfg), "--rule_ipv4", rules4, "--rule_ipv6", rules6,
+                   "--eth-dest=0,02:00:00:00:00:02", "--eth-dest=1,02:00:00:00:01:02",
+                   "--rx-queue-size", "1024", "--tx-queue-size", "1024"])
+
     def l3fwd(self, scen, run, pcap, rules4, rules6):
         """Starts l3fwd, measures it, and keeps it frozen (SIGSTOP) for the next runs:
         rte_lpm_add scans all rules of the same depth, so loading a full view is
@@ -277,14 +288,7 @@ class Bench:
         if self.kept:
             return self.l3fwd_again()
         fp = self.prefix()
-        cfg = ["(0,%d,%d)" % (q, q + 1) for q in range(self.workers)] + ["(1,0,1)"]
-        # l3fwd wants one TX queue per EAL lcore on every port, and net_pcap has one per
-        # rx_pcap; so l3fwd gets the worker lcores only (its main lcore forwards too).
-        cmd = ([self.o.l3fwd] + self.eal(fp, pcap, self.l3fwd_lcores)
-               + ["--", "-p", "0x3", "-P", "--lookup=lpm", "--parse-ptype",
-                  "--config", ",".join(cfg), "--rule_ipv4", rules4, "--rule_ipv6", rules6,
-                  "--eth-dest=0,02:00:00:00:00:02", "--eth-dest=1,02:00:00:00:01:02",
-                  "--rx-queue-size", "1024", "--tx-queue-size", "1024"])
+        cmd = self.l3fwd_cmd(fp, pcap, rules4, rules6)
         proc = Proc(cmd, self.logname(scen, "l3fwd", run), fp)
         tele = Telemetry(fp)
         try:

@@ -109,13 +109,7 @@ def run(o, b, scen, tmp):
                                o.seconds, os.path.join(o.workdir, scen + "-router-ir.log"), False)
     if scen in bench.PLAIN_IP and scen not in bench.FULL_VIEWS and o.l3fwd:
         rules4, rules6 = bench.l3fwd_rules(o, scen, routes)
-        fp = "tools-ir-l3fwd-%d" % os.getpid()
-        cmd = ([o.l3fwd, "-l", "1", "--no-huge", "-m", "3072", "--no-pci", "--file-prefix", fp,
-                "--vdev", b.pcap_vdev(pcap), "--vdev", b.null_vdev(), "--", "-p", "0x3", "-P",
-                "--lookup=lpm", "--parse-ptype", "--config", "(0,0,1),(1,0,1)",
-                "--rule_ipv4", rules4, "--rule_ipv6", rules6,
-                "--eth-dest=0,02:00:00:00:00:02", "--eth-dest=1,02:00:00:00:01:02",
-                "--rx-queue-size", "1024", "--tx-queue-size", "1024"])
+        cmd = b.l3fwd_cmd("tools-ir-l3fwd-%d" % os.getpid(), pcap, rules4, rules6)
         rows["l3fwd"] = callgrind(cmd, LOOPS["l3fwd"], os.path.join(tmp, scen + ".l3fwd.out"),
                                   o.seconds, os.path.join(o.workdir, scen + "-l3fwd-ir.log"),
                                   True)
@@ -157,8 +151,9 @@ def parse_args(argv):
     elif o.l3fwd is None:
         built = os.path.join(REPO, "target/bench/l3fwd-b%d/src/build/l3fwd-static" % o.burst)
         o.l3fwd = built if os.path.exists(built) else None
-    # What bench.Bench reads of the options.
-    o.workers, o.lcores, o.share_cpus, o.huge, o.memory_mb = 1, None, False, False, 2048
+    # What bench.Bench reads of the options: one worker, EAL memory without hugepages
+    # (valgrind), 3 GiB of it (l3fwd's patched LPM tables do not fit in 512 MiB).
+    o.workers, o.lcores, o.share_cpus, o.huge, o.memory_mb = 1, None, False, False, 3072
     return o
 
 

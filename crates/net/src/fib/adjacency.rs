@@ -43,8 +43,7 @@ impl Family {
 /// its TC, TTL and S bit (which depends on whether labels remain below it).
 ///
 /// Laid out so that what forwarding reads (the template's Ethernet header and first label,
-/// port, MTU, label count, room, whether the neighbor is resolved) fills the first cache
-/// line.
+/// port, label count, limit, whether the neighbor is resolved) fills the first cache line.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[repr(C, align(64))]
 pub struct Adjacency {
