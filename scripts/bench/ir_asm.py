@@ -9,6 +9,11 @@ Usage:
   scripts/bench/ir_asm.py target/release/examples/pipeline_ir ipv4_forward
   scripts/bench/ir_asm.py target/release/examples/worker_ir ipv4_forward --min 0.1
   scripts/bench/ir_asm.py BIN CASE --function net::fib::lpm4 --rounds 300
+  scripts/bench/ir_asm.py BIN CASE --function net:: --by-source
+
+--by-source sums the instructions by the line of the project's source they were compiled
+from (addr2line, through inlining: the innermost frame outside the standard library), so
+that each check's cost can be read off by name: the budget a packet's checks spend.
 
 Build the examples first (cargo build --release -p net --example pipeline_ir, or -p
 router --example worker_ir). Counts are per packet: the example's bursts of 32 times its
@@ -78,6 +83,75 @@ def listing(counts, disassembly, packets, minimum):
     return out, total
 
 
+def parse_addr2line(text):
+    """{address: (function, file, line)} from `addr2line -a -i -f` output: for each
+    address, the innermost frame whose file is not the standard library's (/rustc/...),
+    else the innermost frame. A line number addr2line does not know is 0."""
+    places, address, frames = {}, None, []
+
+    def close():
+        if address is not None and frames:
+            own = [f for f in frames if not f[1].startswith("/rustc/")]
+            places[address] = (own or frames)[0]
+
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("0x"):
+            close()
+            address, frames = int(lines[i], 16), []
+            i += 1
+            continue
+        if i + 1 < len(lines):
+            path, _, line = lines[i + 1].rpartition(":")
+            frames.append((lines[i], path, int(line) if line.isdigit() else 0))
+        i += 2
+    close()
+    return places
+
+
+def by_source(counts, places, packets):
+    """Ir a packet per (function, file, line), from per-address counts and the places
+    `parse_addr2line` gave; addresses without a place go under ("?", "?", 0)."""
+    rates = collections.Counter()
+    for address, n in counts.items():
+        rates[places.get(address, ("?", "?", 0))] += n / packets
+    return rates
+
+
+def source_text(path, line, root):
+    """The source line, stripped, for the table; empty when it cannot be read."""
+    try:
+        with open(path if os.path.isabs(path) else os.path.join(root, path)) as f:
+            return f.read().splitlines()[line - 1].strip()
+    except (OSError, IndexError):
+        return ""
+
+
+def source_table(rates, minimum, root):
+    """Lines for --by-source: rate, place, function and source text, costliest first;
+    places below `minimum` a packet are summed into one line."""
+    out, rest = [], 0.0
+    for (function, path, line), rate in sorted(rates.items(), key=lambda kv: -kv[1]):
+        if rate < minimum:
+            rest += rate
+            continue
+        where = f"{os.path.relpath(path, root) if os.path.isabs(path) else path}:{line}"
+        name = function.rsplit("::", 2)
+        out.append(f"{rate:7.2f}  {where:<42} {'::'.join(name[-2:]):<36} "
+                   f"{source_text(path, line, root)[:70]}")
+    if rest:
+        out.append(f"{rest:7.2f}  (places below {minimum} a packet each)")
+    return out
+
+
+def locate(binary, addresses):
+    args = ["addr2line", "-a", "-i", "-f", "-C", "-e", binary]
+    text = "\n".join(f"{a:#x}" for a in addresses)
+    run = subprocess.run(args, input=text, capture_output=True, text=True, check=True)
+    return parse_addr2line(run.stdout)
+
+
 def disassemble(binary, low, high):
     args = ["objdump", "-d", "--no-show-raw-insn", "-C", f"--start-address={low:#x}",
             f"--stop-address={high:#x}", binary]
@@ -105,6 +179,9 @@ def main():
                         "copy under another name)")
     p.add_argument("--function", default="",
                    help="only functions whose name contains this (default: all)")
+    p.add_argument("--by-source", action="store_true",
+                   help="sum every counted instruction by its line of source instead of "
+                        "listing the machine code (--min then applies to each line's sum)")
     a = p.parse_args()
     kind = a.kind or os.path.basename(a.binary)
     if kind not in EXAMPLES:
@@ -117,15 +194,22 @@ def main():
         profile(a.binary, toggle, a.case, a.rounds, path)
         with open(path) as f:
             counts = instruction_counts(f, a.function)
+    every = sum(counts.values()) / packets
+    scope = f" in {a.function}" if a.function else ""
+    if a.by_source:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        rates = by_source(counts, locate(a.binary, sorted(counts)), packets)
+        print("\n".join(source_table(rates, a.min, root)))
+        print(f"\n{every:.1f} instructions a packet{scope}")
+        return
     hot = sorted(addr for addr, n in counts.items() if n / packets >= a.min)
     if not hot:
         sys.exit(f"no instruction ran {a.min} times a packet")
     # Past the last one by an instruction's greatest length, so that it is decoded whole.
     lines, total = listing(counts, disassemble(a.binary, hot[0], hot[-1] + 16), packets, a.min)
     print("\n".join(lines))
-    every = sum(counts.values()) / packets
     print(f"\n{total:.1f} instructions a packet listed (run >= {a.min} a packet), "
-          f"{every:.1f} in all{' in ' + a.function if a.function else ''}")
+          f"{every:.1f} in all{scope}")
 
 
 if __name__ == "__main__":
