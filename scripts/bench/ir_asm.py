@@ -24,6 +24,7 @@ listed; runs of listed addresses are separated by a blank line (a jump apart).
 
 import argparse
 import collections
+import functools
 import os
 import re
 import subprocess
@@ -37,6 +38,7 @@ EXAMPLES = {
     "pipeline_ir": ("pipeline_ir::run_burst*", lambda rounds: rounds + 1),
     "worker_ir": ("worker_ir::poll_once*", lambda rounds: rounds),
 }
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 POSITION = re.compile(r"(0x[0-9a-f]+) \d+ (\d+)$")
 DISASSEMBLY = re.compile(r"\s*([0-9a-f]+):\s+(.*)$")
 
@@ -119,13 +121,20 @@ def by_source(counts, places, packets):
     return rates
 
 
+@functools.lru_cache(maxsize=None)
+def source_lines(path):
+    """A source file's lines, read once however many places it has; none when unreadable."""
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
 def source_text(path, line, root):
     """The source line, stripped, for the table; empty when it cannot be read."""
-    try:
-        with open(path if os.path.isabs(path) else os.path.join(root, path)) as f:
-            return f.read().splitlines()[line - 1].strip()
-    except (OSError, IndexError):
-        return ""
+    lines = source_lines(path if os.path.isabs(path) else os.path.join(root, path))
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
 def source_table(rates, minimum, root):
@@ -197,9 +206,8 @@ def main():
     every = sum(counts.values()) / packets
     scope = f" in {a.function}" if a.function else ""
     if a.by_source:
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         rates = by_source(counts, locate(a.binary, sorted(counts)), packets)
-        print("\n".join(source_table(rates, a.min, root)))
+        print("\n".join(source_table(rates, a.min, REPO)))
         print(f"\n{every:.1f} instructions a packet{scope}")
         return
     hot = sorted(addr for addr, n in counts.items() if n / packets >= a.min)

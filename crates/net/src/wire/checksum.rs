@@ -193,12 +193,11 @@ mod tests {
             // Any sum of five u32 words, and (k) multiples of 0xffff and their neighbours
             // in that range, which random sums would seldom hit.
             for x in [acc, k * 0xffff, (k * 0xffff).saturating_sub(1), k * 0xffff + 1] {
+                // Five words that add up to x: each takes up to u32::MAX of what is left.
+                let max = u32::MAX as u64;
                 let mut h = [0u8; 20];
-                let words = [x.min(u32::MAX as u64), x.saturating_sub(u32::MAX as u64).min(u32::MAX as u64),
-                    x.saturating_sub(2 * u32::MAX as u64).min(u32::MAX as u64),
-                    x.saturating_sub(3 * u32::MAX as u64).min(u32::MAX as u64),
-                    x.saturating_sub(4 * u32::MAX as u64)];
-                for (w, v) in h.chunks_exact_mut(4).zip(words) {
+                for (i, w) in h.chunks_exact_mut(4).enumerate() {
+                    let v = x.saturating_sub(i as u64 * max).min(max);
                     w.copy_from_slice(&(v as u32).to_ne_bytes());
                 }
                 proptest::prop_assert_eq!(ipv4_header_verifies(&h), x != 0 && x % 0xffff == 0, "sum {}", x);
