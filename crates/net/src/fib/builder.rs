@@ -201,6 +201,7 @@ impl FibBuilder {
             generation,
             lpm: Lpm4::from_prefixes(self.prefixes),
             lpm6: std::sync::Arc::new(Lpm6::from_prefixes(self.prefixes6)),
+            direct: super::direct::direct_routes(&self.routes, &self.adjacencies),
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,

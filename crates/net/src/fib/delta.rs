@@ -289,6 +289,7 @@ impl FibDelta {
             ipv4_route_count: self.lpm.len(),
             lpm: self.lpm,
             lpm6: self.lpm6,
+            direct: super::direct::direct_routes(&self.routes, &self.adjacencies),
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,

@@ -136,8 +136,12 @@ fn same_answers(a: &Fib, b: &Fib, m: &Model, keys: &[u32]) {
             .flat_map(|&(p, l)| [p, p | u32::MAX.checked_shr(l as u32).unwrap_or(0)]),
     );
     for k in probe {
-        let ra = a.lookup_ipv4(k).map(|id| *a.route(id));
-        let rb = b.lookup_ipv4(k).map(|id| *b.route(id));
+        let ra = a
+            .lookup_ipv4(k)
+            .map(|id| (*a.route(id), *a.direct(id).unwrap()));
+        let rb = b
+            .lookup_ipv4(k)
+            .map(|id| (*b.route(id), *b.direct(id).unwrap()));
         assert_eq!(ra, rb, "lookup {:#x}", k);
     }
     for l in 0..100 {
@@ -231,6 +235,8 @@ fn interning_reuses_equal_items_and_checks_references() {
         RouteTarget::NextHop(NextHop::Adjacency(1))
     );
     assert_eq!(f.adjacency(1), &learned);
+    // The fast path's copy of it too.
+    assert_eq!(f.direct(id).unwrap().eth[..6], [7; 6]);
     assert_eq!(base.adjacency(1), &adj(2, &[]));
     assert_eq!(base.lookup_ipv4(0x0a010101), None);
 }

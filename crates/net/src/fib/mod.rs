@@ -6,8 +6,9 @@
 //!
 //! Shape of a lookup:
 //! - IPv4: [`Lpm4`] maps the destination to a route id; `routes[id]` is an [`Ipv4Route`]
-//!   (target + TTL mode). Routes are interned, so a full table has only as many distinct
-//!   route ids as distinct (next hop, TTL mode) pairs: a few hundred, not a million.
+//!   (target + TTL mode), and `direct[id]` what a plain forward needs of it ([`Direct`]).
+//!   Routes are interned, so a full table has only as many distinct route ids as
+//!   distinct (next hop, TTL mode) pairs: a few hundred, not a million.
 //! - IPv6: [`Lpm6`] maps the destination to a route id in the same `routes` (one interned
 //!   set for both families: an IPv6 route and an IPv4 route with the same target share
 //!   an id). 6PE is an IPv6 route whose adjacency is an IPv4 neighbor pushing labels.
@@ -19,6 +20,7 @@
 mod adjacency;
 mod builder;
 mod delta;
+mod direct;
 mod ecmp;
 mod label_table;
 mod lpm4;
@@ -32,6 +34,7 @@ use std::sync::Arc;
 pub use adjacency::{Adjacency, Family, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
 pub use delta::FibDelta;
+pub use direct::Direct;
 pub use ecmp::{EcmpError, EcmpGroup, ECMP_BUCKETS};
 pub use label_table::LabelTable;
 pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};
@@ -168,6 +171,8 @@ pub struct Fib {
     /// IPv4-only reload does not copy the IPv6 table.
     pub(crate) lpm6: Arc<Lpm6>,
     pub(crate) routes: Vec<Ipv4Route>,
+    /// Derived from `routes` and `adjacencies` (`direct.rs`).
+    pub(crate) direct: Vec<Direct>,
     pub(crate) labels: LabelTable,
     pub(crate) label_entries: Vec<LabelEntry>,
     /// The in-label of each `label_entries` slot, so a derived snapshot can keep the
@@ -250,6 +255,13 @@ impl Fib {
         self.routes.get(id as usize)
     }
 
+    /// The plain-forward fields of the route a lookup found (`direct.rs`): `None` for
+    /// [`NO_ROUTE`], in the one compare that bounds-checks the index.
+    #[inline(always)]
+    pub fn direct(&self, id: RouteId) -> Option<&Direct> {
+        self.direct.get(id as usize)
+    }
+
     /// The entry bound to `label`, or `None`.
     #[inline]
     pub fn lookup_label(&self, label: u32) -> Option<&LabelEntry> {
@@ -309,6 +321,7 @@ impl Fib {
                 + self.lpm6.memory_bytes()
                 + self.labels.memory_bytes()
                 + self.routes.len() * std::mem::size_of::<Ipv4Route>()
+                + self.direct.len() * std::mem::size_of::<Direct>()
                 + self.label_entries.len() * std::mem::size_of::<LabelEntry>()
                 + self.adjacencies.len() * std::mem::size_of::<Adjacency>()
                 + self.ecmp.iter().map(|g| g.memory_bytes()).sum::<usize>(),

@@ -1,0 +1,139 @@
+//! What the IPv4 fast path's commonest forward reads of its route, by route id: for a
+//! route to one adjacency that pushes no label and carries IPv4, that adjacency's
+//! Ethernet header, port and length limit, copied when the snapshot is frozen. Every
+//! other route (ECMP, labels pushed, local, connected, blackhole) gets a limit of 0,
+//! which no datagram is under, and the fast path decodes it from the route and its
+//! adjacency as before.
+//!
+//! It exists to save the plain forward the route's decoding and a second dependent,
+//! bounds-checked load (the adjacency by its id): 20 instructions a packet
+//! (docs/benchmarks.md, "Session 22"). It must always be derived from the snapshot's own
+//! routes and adjacencies: both `build`s call [`direct_routes`], and nothing changes a
+//! frozen snapshot's routes or adjacencies.
+
+use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
+
+/// One route's plain-forward fields (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(32))]
+pub struct Direct {
+    /// The Ethernet header (destination, source, ethertype IPv4).
+    pub eth: [u8; 14],
+    pub port: u16,
+    /// The adjacency's [`Adjacency::limit`] (one more than the longest datagram its MTU
+    /// carries, 0 while its neighbor is unresolved); 0 for every other route.
+    pub limit: u32,
+}
+
+/// The plain-forward fields of each of `routes`, by route id.
+pub(crate) fn direct_routes(routes: &[Ipv4Route], adjacencies: &[Adjacency]) -> Vec<Direct> {
+    routes
+        .iter()
+        .map(|route| match route.target {
+            RouteTarget::NextHop(NextHop::Adjacency(a)) => {
+                let adj = &adjacencies[a as usize];
+                if adj.push_bytes() == 0 && adj.payload == Family::Ipv4 {
+                    Direct {
+                        eth: *adj.ethernet_template(),
+                        port: adj.port,
+                        limit: adj.limit() as u32,
+                    }
+                } else {
+                    Direct::default()
+                }
+            }
+            _ => Direct::default(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Fib, FibBuilder, TtlMode};
+    use super::*;
+
+    const MAC: [u8; 6] = [2, 0, 0, 0, 0, 9];
+    const OWN: [u8; 6] = [2, 0, 0, 0, 0, 1];
+
+    /// Each kind of route in `fib` by its /8 (10: plain, 11: pushes a label, 12: ECMP,
+    /// 13: unresolved, 14: local, 15: connected, 16: blackhole, 17: IPv6 adjacency).
+    fn fib() -> Fib {
+        let mut b = FibBuilder::new();
+        let plain = b.add_adjacency(Adjacency::new(3, 1500, [10, 0, 0, 2], Some(MAC), OWN, &[]));
+        let push = b.add_adjacency(Adjacency::new(
+            3,
+            1500,
+            [10, 0, 0, 2],
+            Some(MAC),
+            OWN,
+            &[99],
+        ));
+        let other = b.add_adjacency(Adjacency::new(4, 9000, [10, 0, 1, 2], Some(MAC), OWN, &[]));
+        let unresolved = b.add_adjacency(Adjacency::new(3, 1500, [10, 0, 0, 3], None, OWN, &[]));
+        let six = b.add_adjacency(Adjacency::new_v6(3, 1500, [1; 16], Some(MAC), OWN, &[]));
+        let group = b.add_ecmp(&[(plain, 1), (other, 1)]).unwrap();
+        let via = |a| RouteTarget::NextHop(NextHop::Adjacency(a));
+        let targets = [
+            via(plain),
+            via(push),
+            RouteTarget::NextHop(NextHop::Ecmp(group)),
+            via(unresolved),
+            RouteTarget::Local,
+            RouteTarget::Connected { port: 3 },
+            RouteTarget::Blackhole,
+            via(six),
+        ];
+        for (k, target) in targets.into_iter().enumerate() {
+            let route = Ipv4Route {
+                target,
+                ttl_mode: TtlMode::Uniform,
+            };
+            b.add_ipv4_route((10 + k as u32) << 24, 8, route).unwrap();
+        }
+        b.build(1)
+    }
+
+    fn direct_of(fib: &Fib, first_octet: u32) -> Direct {
+        *fib.direct(fib.lookup_ipv4(first_octet << 24).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_route_to_one_plain_adjacency_gets_its_header_port_and_limit() {
+        let fib = fib();
+        let d = direct_of(&fib, 10);
+        assert_eq!(d.eth[..6], MAC);
+        assert_eq!(d.eth[6..12], OWN);
+        assert_eq!(d.eth[12..], [0x08, 0x00]);
+        assert_eq!((d.port, d.limit), (3, 1501));
+    }
+
+    #[test]
+    fn every_other_route_gets_no_limit() {
+        let fib = fib();
+        for first_octet in 11..=17 {
+            assert_eq!(direct_of(&fib, first_octet).limit, 0, "{first_octet}/8");
+        }
+    }
+
+    #[test]
+    fn no_route_has_no_entry() {
+        assert_eq!(fib().direct(crate::fib::NO_ROUTE), None);
+    }
+
+    #[test]
+    fn a_derived_snapshot_copies_a_resolved_neighbor() {
+        let fib = fib();
+        let mut d = fib.derive();
+        let resolved = Adjacency::new(3, 1400, [10, 0, 0, 3], Some([6; 6]), OWN, &[]);
+        d.set_adjacency(3, resolved).unwrap();
+        let next = d.build(2);
+        let e = direct_of(&next, 13);
+        assert_eq!(
+            (e.eth[..6].to_vec(), e.port, e.limit),
+            (vec![6; 6], 3, 1401)
+        );
+        // The snapshot it came from is unchanged.
+        assert_eq!(direct_of(&fib, 13).limit, 0);
+    }
+}
