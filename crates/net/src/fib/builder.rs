@@ -24,9 +24,11 @@ impl Hasher for KeyHasher {
     }
 }
 
+use super::direct::direct_routes;
 use super::{
-    mask6, AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Fib, Ipv4Route, Ipv6Route, LabelEntry,
-    LabelOp, LabelTable, Lpm4, Lpm6, NextHop, RouteTarget, MAX_LABEL, MIN_UNRESERVED_LABEL,
+    mask6, AdjId, Adjacency, EcmpError, EcmpGroup, EcmpId, Family, Fib, Ipv4Route, Ipv6Route,
+    LabelEntry, LabelOp, LabelTable, Lpm4, Lpm6, NextHop, RouteTarget, MAX_LABEL,
+    MIN_UNRESERVED_LABEL,
 };
 
 /// Why the builder refused an entry. The config layer validates first and maps these to
@@ -201,7 +203,8 @@ impl FibBuilder {
             generation,
             lpm: Lpm4::from_prefixes(self.prefixes),
             lpm6: std::sync::Arc::new(Lpm6::from_prefixes(self.prefixes6)),
-            direct: super::direct::direct_routes(&self.routes, &self.adjacencies),
+            direct: direct_routes(&self.routes, &self.adjacencies, Family::Ipv4),
+            direct6: direct_routes(&self.routes, &self.adjacencies, Family::Ipv6),
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,

@@ -19,8 +19,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::builder::{check_label, check_next_hop, check_prefix, check_prefix6};
+use super::direct::direct_routes;
 use super::{
-    AdjId, Adjacency, EcmpGroup, EcmpId, Fib, FibError, Ipv4Route, Ipv6Route, LabelEntry,
+    AdjId, Adjacency, EcmpGroup, EcmpId, Family, Fib, FibError, Ipv4Route, Ipv6Route, LabelEntry,
     LabelTable, Lpm4, Lpm6, RouteTarget,
 };
 
@@ -289,7 +290,8 @@ impl FibDelta {
             ipv4_route_count: self.lpm.len(),
             lpm: self.lpm,
             lpm6: self.lpm6,
-            direct: super::direct::direct_routes(&self.routes, &self.adjacencies),
+            direct: direct_routes(&self.routes, &self.adjacencies, Family::Ipv4),
+            direct6: direct_routes(&self.routes, &self.adjacencies, Family::Ipv6),
             routes: self.routes,
             labels: self.labels,
             label_entries: self.label_entries,

@@ -274,6 +274,8 @@ fn same_answers6(a: &Fib, b: &Fib, m: &Model6, keys: &[u128]) {
         let ra = a.lookup_ipv6(k).map(|id| *a.route(id));
         let rb = b.lookup_ipv6(k).map(|id| *b.route(id));
         assert_eq!(ra, rb, "lookup {:#x}", k);
+        let direct6 = |f: &Fib| f.lookup_ipv6(k).map(|id| *f.direct6(id).unwrap());
+        assert_eq!(direct6(a), direct6(b), "direct6 {:#x}", k);
         assert_eq!(
             a.ipv6_longest_match(k).map(|(_, _, r)| *r),
             ra,

@@ -17,7 +17,7 @@ use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(32))]
 pub struct Direct {
-    /// The Ethernet header (destination, source, ethertype IPv4).
+    /// The Ethernet header (destination, source, the family's ethertype).
     pub eth: [u8; 14],
     pub port: u16,
     /// The adjacency's [`Adjacency::limit`] (one more than the longest datagram its MTU
@@ -25,14 +25,19 @@ pub struct Direct {
     pub limit: u32,
 }
 
-/// The plain-forward fields of each of `routes`, by route id.
-pub(crate) fn direct_routes(routes: &[Ipv4Route], adjacencies: &[Adjacency]) -> Vec<Direct> {
+/// The plain-forward fields of each of `routes` for datagrams of `family`, by route id:
+/// a limit only where the adjacency carries that family.
+pub(crate) fn direct_routes(
+    routes: &[Ipv4Route],
+    adjacencies: &[Adjacency],
+    family: Family,
+) -> Vec<Direct> {
     routes
         .iter()
         .map(|route| match route.target {
             RouteTarget::NextHop(NextHop::Adjacency(a)) => {
                 let adj = &adjacencies[a as usize];
-                if adj.push_bytes() == 0 && adj.payload == Family::Ipv4 {
+                if adj.push_bytes() == 0 && adj.payload == family {
                     Direct {
                         eth: *adj.ethernet_template(),
                         port: adj.port,
@@ -117,8 +122,25 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_datagrams_get_the_limits_of_adjacencies_carrying_ipv6() {
+        let fib = fib();
+        let direct6 = |first_octet: u32| {
+            *fib.direct6(fib.lookup_ipv4(first_octet << 24).unwrap())
+                .unwrap()
+        };
+        let d = direct6(17);
+        assert_eq!(d.eth[..6], MAC);
+        assert_eq!(d.eth[12..], [0x86, 0xdd]);
+        assert_eq!((d.port, d.limit), (3, 1501));
+        for first_octet in 10..=16 {
+            assert_eq!(direct6(first_octet).limit, 0, "{first_octet}/8");
+        }
+    }
+
+    #[test]
     fn no_route_has_no_entry() {
         assert_eq!(fib().direct(crate::fib::NO_ROUTE), None);
+        assert_eq!(fib().direct6(crate::fib::NO_ROUTE), None);
     }
 
     #[test]

@@ -171,8 +171,9 @@ pub struct Fib {
     /// IPv4-only reload does not copy the IPv6 table.
     pub(crate) lpm6: Arc<Lpm6>,
     pub(crate) routes: Vec<Ipv4Route>,
-    /// Derived from `routes` and `adjacencies` (`direct.rs`).
+    /// Derived from `routes` and `adjacencies` (`direct.rs`), for IPv4 and for IPv6.
     pub(crate) direct: Vec<Direct>,
+    pub(crate) direct6: Vec<Direct>,
     pub(crate) labels: LabelTable,
     pub(crate) label_entries: Vec<LabelEntry>,
     /// The in-label of each `label_entries` slot, so a derived snapshot can keep the
@@ -262,6 +263,12 @@ impl Fib {
         self.direct.get(id as usize)
     }
 
+    /// [`Fib::direct`] for IPv6 datagrams.
+    #[inline(always)]
+    pub fn direct6(&self, id: RouteId) -> Option<&Direct> {
+        self.direct6.get(id as usize)
+    }
+
     /// The entry bound to `label`, or `None`.
     #[inline]
     pub fn lookup_label(&self, label: u32) -> Option<&LabelEntry> {
@@ -321,7 +328,7 @@ impl Fib {
                 + self.lpm6.memory_bytes()
                 + self.labels.memory_bytes()
                 + self.routes.len() * std::mem::size_of::<Ipv4Route>()
-                + self.direct.len() * std::mem::size_of::<Direct>()
+                + (self.direct.len() + self.direct6.len()) * std::mem::size_of::<Direct>()
                 + self.label_entries.len() * std::mem::size_of::<LabelEntry>()
                 + self.adjacencies.len() * std::mem::size_of::<Adjacency>()
                 + self.ecmp.iter().map(|g| g.memory_bytes()).sum::<usize>(),

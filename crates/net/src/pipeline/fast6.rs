@@ -228,27 +228,33 @@ fn other_target(fib: &Fib, route: RouteId, in_port: u16) -> Option<Verdict> {
 /// (untouched) otherwise.
 #[inline(always)]
 fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdict> {
-    if route == NO_ROUTE {
-        return None;
+    // A route to one adjacency carrying IPv6 without labels from the route's copy of its
+    // fields: resolved and within the MTU in one compare (the limit is 0 for every
+    // other route), and no Ethernet padding ([`input`] checked that the datagram fits).
+    let direct = fib.direct6(route)?;
+    let data = pkt.data_mut();
+    let len = data.len();
+    let frame: &mut [u8; FRAME] = data.first_chunk_mut()?;
+    let payload = be16(frame, HEADER_LEN + field::PAYLOAD_LEN) as usize;
+    if IPV6_LEN + payload < direct.limit as usize && len - FRAME == payload {
+        frame[..HEADER_LEN].copy_from_slice(&direct.eth);
+        frame[HEADER_LEN + field::HOP_LIMIT] -= 1;
+        return Some(Verdict::Forward { port: direct.port });
     }
+    // Every other route: decoded from the route and its adjacency.
     let route = fib.route(route);
     let RouteTarget::NextHop(nh) = route.target else {
         return None;
     };
-    let headroom = pkt.headroom();
-    let data = pkt.data_mut();
-    let len = data.len();
     let adj_id = match nh {
         NextHop::Adjacency(a) => a,
         NextHop::Ecmp(_) => ecmp_member(fib, nh, data.get(HEADER_LEN..)?)?,
     };
     let frame: &mut [u8; FRAME] = data.first_chunk_mut()?;
-    let payload = be16(frame, HEADER_LEN + field::PAYLOAD_LEN) as usize;
     let adj = fib.adjacency(adj_id);
     let push = adj.push_bytes();
     // Without labels the template's ethertype names the family the adjacency carries.
     if IPV6_LEN + payload >= adj.limit()
-        || headroom < push
         || be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV4
     {
         return None;
@@ -262,6 +268,10 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
     }
     // The label's TC from the traffic class's class selector bits (its top three).
     let tc = ((frame[HEADER_LEN] >> 1) & 7) as u32;
+    // Checked here, off the plain forward's way.
+    if pkt.headroom() < push {
+        return None;
+    }
     if pad > 0 {
         let _ = pkt.trim(pad);
     }
