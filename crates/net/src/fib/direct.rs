@@ -1,15 +1,16 @@
-//! What the IPv4 fast path's commonest forward reads of its route, by route id: for a
-//! route to one adjacency that pushes no label and carries IPv4, that adjacency's
-//! Ethernet header, port and length limit, copied when the snapshot is frozen. Every
-//! other route (ECMP, labels pushed, local, connected, blackhole) gets a limit of 0,
-//! which no datagram is under, and the fast path decodes it from the route and its
+//! What the fast paths' commonest forward reads of its route, by route id: for a route
+//! to one adjacency that pushes no label and carries the family, that adjacency's
+//! Ethernet header, port and length limit, copied when the snapshot is frozen (one table
+//! for IPv4 datagrams, one for IPv6: routes are shared by both). Every other route (ECMP,
+//! labels pushed, local, connected, blackhole, the other family's adjacency) gets a limit
+//! of 0, which no datagram is under, and the fast path decodes it from the route and its
 //! adjacency as before.
 //!
 //! It exists to save the plain forward the route's decoding and a second dependent,
-//! bounds-checked load (the adjacency by its id): 20 instructions a packet
-//! (docs/benchmarks.md, "Session 22"). It must always be derived from the snapshot's own
-//! routes and adjacencies: both `build`s call [`direct_routes`], and nothing changes a
-//! frozen snapshot's routes or adjacencies.
+//! bounds-checked load (the adjacency by its id): 20 instructions a packet for IPv4 and
+//! 31 for IPv6 (docs/benchmarks.md, "Session 22"). It must always be derived from the
+//! snapshot's own routes and adjacencies: both `build`s call [`direct_routes`], and
+//! nothing changes a frozen snapshot's routes or adjacencies.
 
 use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
 
