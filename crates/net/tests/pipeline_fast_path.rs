@@ -38,9 +38,10 @@ struct TableSpec {
     /// Per bound label: op (0 swap, 1 pop, 2 pop-and-lookup), adjacency or ECMP of the
     /// first two, TTL mode.
     labels: Vec<(u8, usize, bool, Option<u8>)>,
-    /// Per route: target kind, adjacency, TTL mode; the first is the default route, the
-    /// others are /8s from 10.0.0.0/8 upwards.
-    routes: Vec<(u8, usize, Option<u8>)>,
+    /// Per route: target kind, adjacency, TTL mode, and whether the next hop carries
+    /// IPv6 (FPM gives IPv4 routes IPv6 gateways; the config refuses them); the first is
+    /// the default route, the others are /8s from 10.0.0.0/8 upwards.
+    routes: Vec<(u8, usize, Option<u8>, bool)>,
     /// Per bound label: whether its next hop carries IPv6 (a pop exposes IPv6 to it).
     label_v6: Vec<bool>,
     /// IPv6 routes as `routes` (prefixes 2001:db8:N::/48, the first ::/0) and whether the
@@ -72,7 +73,15 @@ fn table_spec() -> impl Strategy<Value = TableSpec> {
     (
         proptest::collection::vec(adj_spec(), 1..5),
         proptest::collection::vec((0u8..3, 0usize..8, any::<bool>(), ttl_mode.clone()), 8),
-        proptest::collection::vec((0u8..5, 0usize..8, ttl_mode.clone()), 5),
+        proptest::collection::vec(
+            (
+                0u8..5,
+                0usize..8,
+                ttl_mode.clone(),
+                prop_oneof![4 => Just(false), 1 => Just(true)],
+            ),
+            5,
+        ),
         proptest::collection::vec(any::<bool>(), 8),
         proptest::collection::vec((0u8..5, 0usize..8, ttl_mode, any::<bool>()), 5),
     )
@@ -87,8 +96,7 @@ fn table_spec() -> impl Strategy<Value = TableSpec> {
 
 fn build(t: &TableSpec) -> Fib {
     let mut b = builder();
-    // Each adjacency twice: carrying IPv4, and IPv6 (an IPv4 route never reaches the
-    // latter, as the config guarantees; see `fast::ipv4_forward`).
+    // Each adjacency twice: carrying IPv4, and IPv6.
     let mut ids = [Vec::new(), Vec::new()];
     for a in &t.adjs {
         let dst_mac = a.resolved.then(|| nh_mac(a.port));
@@ -134,9 +142,9 @@ fn build(t: &TableSpec) -> Fib {
         // those labels stay unbound.
         let _ = b.add_label(label, entry);
     }
-    for (i, &(kind, nh, m)) in t.routes.iter().enumerate() {
+    for (i, &(kind, nh, m, v6)) in t.routes.iter().enumerate() {
         let target = match kind {
-            0 | 1 => RouteTarget::NextHop(pick(nh, kind == 1, false)),
+            0 | 1 => RouteTarget::NextHop(pick(nh, kind == 1, v6)),
             2 => RouteTarget::Local,
             3 => RouteTarget::Connected { port: 1 },
             _ => RouteTarget::Blackhole,

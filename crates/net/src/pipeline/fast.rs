@@ -31,7 +31,8 @@ use super::local::{LocalAddrs, MacKey};
 use super::mpls::exposed_plain_ipv4;
 use super::{hash, PuntReason, Verdict};
 use crate::fib::{
-    AdjId, Adjacency, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL,
+    AdjId, Adjacency, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode,
+    DEFAULT_PIPE_TTL,
 };
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
@@ -244,8 +245,8 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let total = be16(frame, HEADER_LEN + ip4::LENGTH.start) as usize;
     // The commonest forward from the route's copy of its adjacency's fields: resolved
     // and within the MTU in one compare (the limit is 0 for every route that is not to
-    // one adjacency pushing no label), and no Ethernet padding ([`ipv4_input`] checked
-    // that the datagram fits the frame).
+    // one adjacency carrying IPv4 without labels), and no Ethernet padding
+    // ([`ipv4_input`] checked that the datagram fits the frame).
     let direct = fib.direct(route)?;
     if total < direct.limit as usize && len - HEADER_LEN == total {
         let (eth, ip) = frame.split_at_mut(HEADER_LEN);
@@ -269,13 +270,17 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         }
     };
     let adj = fib.adjacency(adj_id);
-    // Resolved, and the datagram with the labels pushed within the MTU, in one compare
-    // (no family check: an IPv4 route never reaches an adjacency that carries IPv6
-    // without labels, the config refuses IPv4 routes via IPv6 next hops).
+    // Resolved, and the datagram with the labels pushed within the MTU, in one compare.
     if total >= adj.limit() {
         return None;
     }
     let push = adj.push_bytes();
+    // Without labels the adjacency must carry IPv4: an IPv4 route may lead to one that
+    // carries IPv6 (FPM gives IPv4 routes IPv6 gateways), whose bare payload the stages
+    // drop.
+    if push == 0 && adj.payload != Family::Ipv4 {
+        return None;
+    }
     // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
     // the datagram fits the frame).
     let pad = len - HEADER_LEN - total;
