@@ -150,7 +150,14 @@ mod tests {
         let mut d = fib.derive();
         let resolved = Adjacency::new(3, 1400, [10, 0, 0, 3], Some([6; 6]), OWN, &[]);
         d.set_adjacency(3, resolved).unwrap();
+        let moved = Adjacency::new_v6(2, 9000, [1; 16], Some([5; 6]), OWN, &[]);
+        d.set_adjacency(4, moved).unwrap();
         let next = d.build(2);
+        let six = *next.direct6(next.lookup_ipv4(17 << 24).unwrap()).unwrap();
+        assert_eq!(
+            (six.eth[..6].to_vec(), six.port, six.limit),
+            (vec![5; 6], 2, 9001)
+        );
         let e = direct_of(&next, 13);
         assert_eq!(
             (e.eth[..6].to_vec(), e.port, e.limit),
