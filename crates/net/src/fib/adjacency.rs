@@ -164,6 +164,13 @@ impl Adjacency {
         &self.labels[..self.label_count as usize]
     }
 
+    /// Whether a datagram of `family` may leave through this adjacency: one that pushes
+    /// labels takes any, one that pushes none only the family its ethertype names.
+    #[inline]
+    pub fn carries(&self, family: Family) -> bool {
+        self.label_count > 0 || self.payload == family
+    }
+
     /// Bytes of label stack this adjacency pushes.
     #[inline]
     pub fn push_bytes(&self) -> usize {

@@ -249,11 +249,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     // ([`ipv4_input`] checked that the datagram fits the frame).
     let direct = fib.direct(route)?;
     if total < direct.limit as usize && len - HEADER_LEN == total {
-        let (eth, ip) = frame.split_at_mut(HEADER_LEN);
-        eth.copy_from_slice(&direct.eth);
-        if let Some(ip) = ip.first_chunk_mut() {
-            decrement_ttl(ip);
-        }
+        rewrite_plain(frame, &direct.eth);
         return Some(Verdict::Forward { port: direct.port });
     }
     // Every other route: decoded from the route and its adjacency.
@@ -275,21 +271,16 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         return None;
     }
     let push = adj.push_bytes();
-    // Without labels the adjacency must carry IPv4: an IPv4 route may lead to one that
-    // carries IPv6 (FPM gives IPv4 routes IPv6 gateways), whose bare payload the stages
-    // drop.
-    if push == 0 && adj.payload != Family::Ipv4 {
+    // An IPv4 route may lead to an adjacency that carries IPv6 without labels (FPM gives
+    // IPv4 routes IPv6 gateways): the stages drop the bare datagram there.
+    if !adj.carries(Family::Ipv4) {
         return None;
     }
     // Ethernet padding after the datagram is not forwarded ([`ipv4_input`] checked that
     // the datagram fits the frame).
     let pad = len - HEADER_LEN - total;
     if (push | pad) == 0 {
-        let (eth, ip) = frame.split_at_mut(HEADER_LEN);
-        eth.copy_from_slice(adj.ethernet_template());
-        if let Some(ip) = ip.first_chunk_mut() {
-            decrement_ttl(ip);
-        }
+        rewrite_plain(frame, adj.ethernet_template());
         return Some(Verdict::Forward { port: adj.port });
     }
     // The label's TC from the DSCP's class selector bits.
@@ -303,11 +294,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         let _ = pkt.trim(pad);
     }
     if push == 0 {
-        let (eth, ip) = pkt.data_mut().split_at_mut(HEADER_LEN);
-        eth.copy_from_slice(adj.ethernet_template());
-        if let Some(ip) = ip.first_chunk_mut() {
-            decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
-        }
+        rewrite_plain(pkt.data_mut(), adj.ethernet_template());
     } else {
         let _ = pkt.prepend(push);
         let outer = match route.ttl_mode {
@@ -326,6 +313,18 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         }
     }
     Some(Verdict::Forward { port: adj.port })
+}
+
+/// Rewrites a frame that leaves as it came, Ethernet and IPv4: the Ethernet header
+/// `eth`, and the TTL one less with its checksum (a datagram of 20 bytes or more,
+/// checked at input).
+#[inline(always)]
+fn rewrite_plain(frame: &mut [u8], eth: &[u8; HEADER_LEN]) {
+    let (dst, ip) = frame.split_at_mut(HEADER_LEN);
+    dst.copy_from_slice(eth);
+    if let Some(ip) = ip.first_chunk_mut() {
+        decrement_ttl(ip);
+    }
 }
 
 /// Writes a pushed label stack over `lses`: the adjacency's template words (`template`,

@@ -96,9 +96,8 @@ pub(crate) fn forward<P: PacketBuf>(
 }
 
 /// Whether a packet that leaves without labels below the adjacency's (`fix` says which
-/// family it is) may take it: one that pushes labels takes any, one that pushes none
-/// only the family its ethertype names (a penultimate-hop pop checks the payload's
-/// version against the entry's next hop here).
+/// family it is) may take it ([`Adjacency::carries`]; a penultimate-hop pop checks the
+/// payload's version against the entry's next hop here).
 #[inline]
 fn bare_family_fits(adj: &Adjacency, fix: Fix) -> bool {
     let family = match fix {
@@ -106,7 +105,7 @@ fn bare_family_fits(adj: &Adjacency, fix: Fix) -> bool {
         Fix::Ipv6Hop(_) => Family::Ipv6,
         Fix::None | Fix::LabelTtl(_) => return true,
     };
-    adj.push_bytes() > 0 || adj.payload == family
+    adj.carries(family)
 }
 
 /// A packet too big for the adjacency's link: IPv4 with DF and every IPv6 packet (an
