@@ -39,7 +39,7 @@ struct TableSpec {
     /// first two, TTL mode.
     labels: Vec<(u8, usize, bool, Option<u8>)>,
     /// Per route: target kind, adjacency, TTL mode, and whether the next hop carries
-    /// IPv6 (FPM gives IPv4 routes IPv6 gateways; the config refuses them); the first is
+    /// IPv6 (a table allows it; the config and FPM refuse such routes); the first is
     /// the default route, the others are /8s from 10.0.0.0/8 upwards.
     routes: Vec<(u8, usize, Option<u8>, bool)>,
     /// Per bound label: whether its next hop carries IPv6 (a pop exposes IPv6 to it).

@@ -271,8 +271,8 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         return None;
     }
     let push = adj.push_bytes();
-    // An IPv4 route may lead to an adjacency that carries IPv6 without labels (FPM gives
-    // IPv4 routes IPv6 gateways): the stages drop the bare datagram there.
+    // A table may route IPv4 to an adjacency that carries IPv6 without labels (the config
+    // and FPM refuse such routes, the table does not): the stages drop it there.
     if !adj.carries(Family::Ipv4) {
         return None;
     }
