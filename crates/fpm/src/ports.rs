@@ -67,6 +67,13 @@ impl PortMap {
         PortMap { by_ifindex, ports }
     }
 
+    /// Whether one of `port`'s own subnets holds `gateway`.
+    pub fn on_subnet(&self, port: u16, gateway: Gateway) -> bool {
+        self.ports
+            .iter()
+            .any(|p| p.id == port && holds(gateway, p).is_some())
+    }
+
     /// The port of a next hop, or `None` when it is on no port.
     pub fn port_for(&self, gateway: Option<Gateway>, ifindex: u32) -> Option<u16> {
         if let Some(&p) = self.by_ifindex.get(&ifindex) {

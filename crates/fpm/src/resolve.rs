@@ -1,7 +1,8 @@
 //! From what zebra said to what the router installs: next hops mapped to ports,
 //! next-hop groups expanded, label operations chosen. A route's next hops must suit its
-//! family: IPv4 routes go via IPv4 neighbours; IPv6 routes via IPv6 neighbours, or via
-//! IPv4 ones with a label stack (6PE, RFC 4798); label entries via either.
+//! family: IPv4 routes go via IPv4 neighbours (not zebra's 169.254.0.1, which stands for
+//! an IPv6 one); IPv6 routes via IPv6 neighbours, or via IPv4 ones with a label stack
+//! (6PE, RFC 4798); label entries via either.
 
 use std::collections::HashMap;
 
@@ -114,10 +115,20 @@ fn hop(p: &Path, ports: &PortMap) -> Result<Hop, MsgError> {
     })
 }
 
+/// The gateway zebra writes for an IPv4 route over an IPv6 next hop (RFC 8950, BGP
+/// unnumbered), onlink: the peer's MAC goes into a kernel neighbour entry, which FPM
+/// does not carry (docs/fpm.md).
+const RFC5549_GATEWAY: u32 = 0xa9fe_0001; // 169.254.0.1
+
 /// Whether a hop suits a route to `prefix`'s family (see the module docs).
-fn check_family(prefix: Gateway, h: &Hop) -> Result<(), MsgError> {
+fn check_family(prefix: Gateway, h: &Hop, ports: &PortMap) -> Result<(), MsgError> {
     let why = match (prefix, h.via) {
         (Gateway::V4(_), Gateway::V6(_)) => "IPv4 over an IPv6 next hop is not supported",
+        // A port numbered in 169.254.0.0/16 by its operator keeps its neighbour.
+        (Gateway::V4(_), Gateway::V4(RFC5549_GATEWAY)) if !ports.on_subnet(h.port, h.via) => {
+            "zebra's form of an IPv6 next hop for IPv4 (BGP unnumbered) is not supported: \
+             FPM does not carry the peer's MAC"
+        }
         (Gateway::V6(_), Gateway::V4(_)) if h.labels.is_empty() => {
             "an IPv6 route via an IPv4 next hop must push a label (6PE, RFC 4798)"
         }
@@ -153,7 +164,7 @@ fn ip_route(prefix: Gateway, paths: &[Path], ports: &PortMap) -> Result<Target, 
         .map(|p| hop(p, ports))
         .collect::<Result<Vec<_>, _>>()?;
     for h in &hops {
-        check_family(prefix, h)?;
+        check_family(prefix, h, ports)?;
     }
     Ok(Target::Forward(hops))
 }

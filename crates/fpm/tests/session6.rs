@@ -88,9 +88,26 @@ fn wrong_families_and_unmapped_link_local_are_refused_and_counted() {
     h.route(p(3), paths(&[path6(mapped(ip(10, 0, 1, 2)), 5, &[], 1)]));
     // IPv4 via an IPv6 neighbour (RFC 5549) is not supported.
     h.route(v4(1, 0, 0, 0, 8), paths(&[path6(DB8_1 | 2, 5, &[], 1)]));
+    // Nor zebra's form of it (BGP unnumbered): 169.254.0.1 onlink on the interface,
+    // with or without labels, alone or beside a usable path.
+    let unnumbered = |labels: &[u32]| path(ip(169, 254, 0, 1), 5, labels, 1);
+    h.route(v4(2, 0, 0, 0, 8), paths(&[unnumbered(&[])]));
+    h.route(v4(3, 0, 0, 0, 8), paths(&[unnumbered(&[16])]));
+    let usable = path(ip(10, 0, 1, 2), 5, &[], 1);
+    h.route(v4(4, 0, 0, 0, 8), paths(&[usable, unnumbered(&[])]));
     assert_eq!(h.changes(), vec![]);
     assert_eq!(h.errors("no_port"), 1);
-    assert_eq!(h.errors("gateway_family"), 3);
+    assert_eq!(h.errors("gateway_family"), 6);
+    // On a port whose own subnet holds 169.254.0.1 it is an ordinary neighbour.
+    h.route(
+        v4(5, 0, 0, 0, 8),
+        paths(&[path(ip(169, 254, 0, 1), 0, &[], 1)]),
+    );
+    let link_local = Gateway::V4(ip(169, 254, 0, 1));
+    assert_eq!(
+        h.changes(),
+        vec![(v4(5, 0, 0, 0, 8), fwd(&[hop(0, link_local, &[], 1)]))]
+    );
     // The same prefix with a usable next hop installs.
     h.route(p(2), paths(&[path(ip(10, 0, 1, 2), 5, &[16], 1)]));
     assert_eq!(

@@ -30,14 +30,14 @@ pub fn v6(addr: u128, len: u8) -> Key {
     Key::Ipv6 { addr, len }
 }
 
-/// Port 0: 10.0.0.0/24 and 2001:db8:0::/64; port 1: 10.0.1.0/24, 2001:db8:1::/64 and
-/// ifindex 5; both have fe80::/64.
+/// Port 0: 10.0.0.0/24, 169.254.0.0/16 and 2001:db8:0::/64; port 1: 10.0.1.0/24,
+/// 2001:db8:1::/64 and ifindex 5; both have fe80::/64.
 pub fn ports() -> PortMap {
     PortMap::new(
         vec![
             PortSubnets {
                 id: 0,
-                subnets: vec![(ip(10, 0, 0, 1), 24)],
+                subnets: vec![(ip(10, 0, 0, 1), 24), (ip(169, 254, 0, 9), 16)],
                 subnets6: vec![(DB8_0 | 1, 64), (LL | 1, 64)],
             },
             PortSubnets {
