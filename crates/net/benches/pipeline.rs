@@ -1,6 +1,7 @@
 //! Pipeline throughput on Vec-backed bursts of 32 packets: MPLS swap, PHP pop, LER push
-//! of two labels, plain IPv4 forwarding. Criterion reports time per burst and packets/s;
-//! afterwards a TSC loop prints cycles per packet (x86_64 only).
+//! of two labels, plain IPv4 forwarding, IPv4 over a four-way ECMP group, plain IPv6
+//! forwarding and 6PE. Criterion reports time per burst and packets/s; afterwards a TSC
+//! loop prints cycles per packet (x86_64 only).
 //!
 //! Run: `cargo bench -p net --bench pipeline`; `cargo bench -p net --bench pipeline -- nomatch`
 //! skips criterion and prints the TSC figures alone (`PIPELINE_CASE=mpls_swap` and
@@ -16,10 +17,18 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn cases() -> Vec<(&'static str, Vec<VecBuf>)> {
-    ["mpls_swap", "mpls_php_pop", "ler_push2", "ipv4_forward"]
-        .into_iter()
-        .map(|n| (n, case(n).expect("a fixture case")))
-        .collect()
+    [
+        "mpls_swap",
+        "mpls_php_pop",
+        "ler_push2",
+        "ipv4_forward",
+        "ecmp4_ipv4",
+        "ipv6_forward",
+        "6pe_push",
+    ]
+    .into_iter()
+    .map(|n| (n, case(n).expect("a fixture case")))
+    .collect()
 }
 
 fn bench(c: &mut Criterion) {

@@ -1,33 +1,50 @@
-//! What the fast paths' commonest forward reads of its route, by route id: for a route
-//! to one adjacency that pushes no label and carries the family, that adjacency's
-//! Ethernet header, port and length limit, copied when the snapshot is frozen (one table
-//! for IPv4 datagrams, one for IPv6: routes are shared by both). Every other route (ECMP,
-//! labels pushed, local, connected, blackhole, the other family's adjacency) gets a limit
-//! of 0, which no datagram is under, and the fast path decodes it from the route and its
-//! adjacency as before.
+//! What the fast paths' commonest forwards read of their route, by route id: for a route
+//! to one adjacency that carries the family without labels, that adjacency's Ethernet
+//! header, port and length limit; for an IPv4 route to one adjacency that pushes one or
+//! two labels (LER imposition), the same with the label words and the route's TTL mode
+//! too. Copied when the snapshot is frozen (one table for IPv4 datagrams, one for IPv6:
+//! routes are shared by both). Every other route (ECMP, more labels, local, connected,
+//! blackhole, the other family's adjacency; in the IPv6 table every push, since 6PE from
+//! the copy cost plain IPv6 forwards a cycle) gets a limit of 0, which no datagram is
+//! under, and the fast path decodes it from the route and its adjacency as before.
 //!
-//! It exists to save the plain forward the route's decoding and a second dependent,
+//! It exists to save those forwards the route's decoding and a second dependent,
 //! bounds-checked load (the adjacency by its id): 20 instructions a packet for IPv4 and
-//! 31 for IPv6 (docs/benchmarks.md, "Session 22"). It must always be derived from the
-//! snapshot's own routes and adjacencies: both `build`s call [`direct_routes`], and
-//! nothing changes a frozen snapshot's routes or adjacencies.
+//! 31 for IPv6 (docs/benchmarks.md, "Session 22"), and the push its decoding after a
+//! failed compare ("Session 24"). It must always be derived from the snapshot's own
+//! routes and adjacencies: both `build`s call [`direct_routes`], and nothing changes a
+//! frozen snapshot's routes or adjacencies.
 
-use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
+use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget, TtlMode, DEFAULT_PIPE_TTL};
 
-/// One route's plain-forward fields (see the module docs).
+/// Label stack bytes a [`Direct`] holds: two labels.
+pub const DIRECT_PUSH_MAX: usize = 8;
+
+/// One route's forward fields (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(32))]
 pub struct Direct {
-    /// The Ethernet header (destination, source, the family's ethertype).
+    /// The Ethernet header (destination, source, and the family's ethertype, or MPLS's
+    /// where labels are pushed).
     pub eth: [u8; 14],
     pub port: u16,
     /// The adjacency's [`Adjacency::limit`] (one more than the longest datagram its MTU
-    /// carries, 0 while its neighbor is unresolved); 0 for every other route.
+    /// carries below the labels it pushes, 0 while its neighbor is unresolved); 0 for
+    /// every other route.
     pub limit: u32,
+    /// The label stack entries pushed, outermost first, as the adjacency's template has
+    /// them (TC, S and TTL clear): the first `push` bytes.
+    pub lses: [u8; DIRECT_PUSH_MAX],
+    /// Bytes of label stack pushed: 0, 4 or 8.
+    pub push: u8,
+    /// The pushed labels' TTL: 0 for the datagram's own (uniform mode, RFC 3443), else
+    /// the pipe mode's.
+    pub pipe_ttl: u8,
 }
 
-/// The plain-forward fields of each of `routes` for datagrams of `family`, by route id:
-/// a limit only where the adjacency carries that family.
+/// The forward fields of each of `routes` for datagrams of `family`, by route id: a
+/// limit only where the adjacency carries that family without labels, or, for IPv4,
+/// pushes one or two.
 pub(crate) fn direct_routes(
     routes: &[Ipv4Route],
     adjacencies: &[Adjacency],
@@ -37,20 +54,34 @@ pub(crate) fn direct_routes(
         .iter()
         .map(|route| match route.target {
             RouteTarget::NextHop(NextHop::Adjacency(a)) => {
-                let adj = &adjacencies[a as usize];
-                if adj.push_bytes() == 0 && adj.payload == family {
-                    Direct {
-                        eth: *adj.ethernet_template(),
-                        port: adj.port,
-                        limit: adj.limit() as u32,
-                    }
-                } else {
-                    Direct::default()
-                }
+                direct(route, &adjacencies[a as usize], family)
             }
             _ => Direct::default(),
         })
         .collect()
+}
+
+fn direct(route: &Ipv4Route, adj: &Adjacency, family: Family) -> Direct {
+    let push = adj.push_bytes();
+    let plain = push == 0 && adj.payload == family;
+    let labelled = family == Family::Ipv4 && (1..=DIRECT_PUSH_MAX).contains(&push);
+    if !(plain || labelled) {
+        return Direct::default();
+    }
+    let mut lses = [0; DIRECT_PUSH_MAX];
+    lses[..push].copy_from_slice(&adj.header_template()[14..]);
+    Direct {
+        eth: *adj.ethernet_template(),
+        port: adj.port,
+        limit: adj.limit() as u32,
+        lses,
+        push: push as u8,
+        pipe_ttl: match route.ttl_mode {
+            TtlMode::Uniform => 0,
+            TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
+            TtlMode::Pipe(t) => t,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -115,11 +146,83 @@ mod tests {
     }
 
     #[test]
+    fn a_route_pushing_one_label_gets_its_label_word_and_ttl_mode() {
+        let fib = fib();
+        let d = direct_of(&fib, 11);
+        assert_eq!(d.eth[..6], MAC);
+        assert_eq!(d.eth[12..], [0x88, 0x47], "MPLS unicast");
+        assert_eq!((d.port, d.limit, d.push), (3, 1500 - 4 + 1, 4));
+        // Label 99 in the top 20 bits; TC, S and TTL left to the fast path.
+        assert_eq!(d.lses, [0x00, 0x06, 0x30, 0x00, 0, 0, 0, 0]);
+        assert_eq!(d.pipe_ttl, 0, "uniform");
+    }
+
+    #[test]
+    fn two_labels_and_each_ttl_mode_are_copied() {
+        let mut b = FibBuilder::new();
+        let two = b.add_adjacency(Adjacency::new(
+            5,
+            9000,
+            [10, 0, 0, 2],
+            Some(MAC),
+            OWN,
+            &[16, 17],
+        ));
+        let three = b.add_adjacency(Adjacency::new(
+            5,
+            9000,
+            [10, 0, 0, 2],
+            Some(MAC),
+            OWN,
+            &[16, 17, 18],
+        ));
+        let via = |a| RouteTarget::NextHop(NextHop::Adjacency(a));
+        let modes = [TtlMode::Pipe(0), TtlMode::Pipe(9), TtlMode::Uniform];
+        for (k, (adj, ttl_mode)) in [(two, modes[0]), (two, modes[1]), (three, modes[2])]
+            .into_iter()
+            .enumerate()
+        {
+            let route = Ipv4Route {
+                target: via(adj),
+                ttl_mode,
+            };
+            b.add_ipv4_route((10 + k as u32) << 24, 8, route).unwrap();
+        }
+        let fib = b.build(1);
+        let (a, b) = (direct_of(&fib, 10), direct_of(&fib, 11));
+        assert_eq!(a.lses, [0, 1, 0, 0, 0, 1, 0x10, 0]);
+        assert_eq!((a.push, a.limit, a.pipe_ttl), (8, 9000 - 8 + 1, 255));
+        assert_eq!((b.lses, b.push, b.pipe_ttl), (a.lses, 8, 9));
+        // More labels than an entry holds: decoded from the route, as before.
+        assert_eq!(direct_of(&fib, 12), Direct::default());
+    }
+
+    #[test]
     fn every_other_route_gets_no_limit() {
         let fib = fib();
-        for first_octet in 11..=17 {
+        for first_octet in 12..=17 {
             assert_eq!(direct_of(&fib, first_octet).limit, 0, "{first_octet}/8");
         }
+    }
+
+    #[test]
+    fn an_unresolved_push_gets_no_limit_and_ipv6_datagrams_no_push() {
+        let mut b = FibBuilder::new();
+        let adj = b.add_adjacency(Adjacency::new(3, 1500, [10, 0, 0, 2], None, OWN, &[99]));
+        let route = Ipv4Route {
+            target: RouteTarget::NextHop(NextHop::Adjacency(adj)),
+            ttl_mode: TtlMode::Uniform,
+        };
+        b.add_ipv4_route(10 << 24, 8, route).unwrap();
+        let unresolved = b.build(1);
+        assert_eq!(direct_of(&unresolved, 10).limit, 0, "unresolved");
+        // fast6 pushes from the adjacency (6PE): the IPv6 table holds no push.
+        let resolved = fib();
+        let six = *resolved
+            .direct6(resolved.lookup_ipv4(11 << 24).unwrap())
+            .unwrap();
+        assert_eq!(six, Direct::default());
+        assert_eq!(direct_of(&resolved, 11).push, 4);
     }
 
     #[test]

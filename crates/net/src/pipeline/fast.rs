@@ -31,7 +31,7 @@ use super::local::{LocalAddrs, MacKey};
 use super::mpls::exposed_plain_ipv4;
 use super::{hash, PuntReason, Verdict};
 use crate::fib::{
-    AdjId, Adjacency, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode,
+    AdjId, Adjacency, Direct, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode,
     DEFAULT_PIPE_TTL,
 };
 use crate::packet::PacketBuf;
@@ -243,14 +243,19 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
     let len = data.len();
     let (frame, rest) = data.split_first_chunk_mut::<{ HEADER_LEN + IPV4_LEN }>()?;
     let total = be16(frame, HEADER_LEN + ip4::LENGTH.start) as usize;
-    // The commonest forward from the route's copy of its adjacency's fields: resolved
+    // The commonest forwards from the route's copy of its adjacency's fields: resolved
     // and within the MTU in one compare (the limit is 0 for every route that is not to
-    // one adjacency carrying IPv4 without labels), and no Ethernet padding
-    // ([`ipv4_input`] checked that the datagram fits the frame).
+    // one adjacency carrying IPv4 without labels or pushing one or two), and no
+    // Ethernet padding ([`ipv4_input`] checked that the datagram fits the frame).
     let direct = fib.direct(route)?;
     if total < direct.limit as usize && len - HEADER_LEN == total {
-        rewrite_plain(frame, &direct.eth);
-        return Some(Verdict::Forward { port: direct.port });
+        if direct.push == 0 {
+            rewrite_plain(frame, &direct.eth);
+            return Some(Verdict::Forward { port: direct.port });
+        }
+        let ip = &frame[HEADER_LEN..];
+        let (tc, ttl) = (ip[ip4::DSCP_ECN] >> 5, ip[ip4::TTL] - 1);
+        return push_direct(pkt, direct, tc, ttl);
     }
     // Every other route: decoded from the route and its adjacency.
     let route = fib.found_route(route)?;
@@ -313,6 +318,30 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         }
     }
     Some(Verdict::Forward { port: adj.port })
+}
+
+/// Pushes `direct`'s labels onto a datagram [`ipv4_input`] accepted whose length its
+/// limit passed, with TC `tc` and, in uniform mode, TTL `ttl` (the datagram's, one less);
+/// `None` (untouched) when the headroom is short.
+#[inline(always)]
+fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, ttl: u8) -> Option<Verdict> {
+    let push = direct.push as usize;
+    if !pkt.prepend(push) {
+        return None;
+    }
+    let outer = if direct.pipe_ttl == 0 {
+        ttl
+    } else {
+        direct.pipe_ttl
+    };
+    let (hdr, ip) = pkt.data_mut().split_at_mut(HEADER_LEN + push);
+    let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
+    eth.copy_from_slice(&direct.eth);
+    write_stack(lses, &direct.lses[..push], tc, outer);
+    if let Some(ip) = ip.first_chunk_mut() {
+        decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+    }
+    Some(Verdict::Forward { port: direct.port })
 }
 
 /// Rewrites a frame that leaves as it came, Ethernet and IPv4: the Ethernet header
