@@ -42,6 +42,9 @@ pub struct Direct {
     pub pipe_ttl: u8,
 }
 
+// One entry a 32-byte slot: a forward reads one cache line of the table, never two.
+const _: () = assert!(std::mem::size_of::<Direct>() == 32);
+
 /// The forward fields of each of `routes` for datagrams of `family`, by route id: a
 /// limit only where the adjacency carries that family without labels, or, for IPv4,
 /// pushes one or two.
