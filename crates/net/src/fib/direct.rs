@@ -16,6 +16,7 @@
 //! frozen snapshot's routes or adjacencies.
 
 use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget, TtlMode, DEFAULT_PIPE_TTL};
+use crate::wire::ethernet::HEADER_LEN as ETH_HEADER_LEN;
 
 /// Label stack bytes a [`Direct`] holds: two labels.
 pub const DIRECT_PUSH_MAX: usize = 8;
@@ -72,7 +73,7 @@ fn direct(route: &Ipv4Route, adj: &Adjacency, family: Family) -> Direct {
         return Direct::default();
     }
     let mut lses = [0; DIRECT_PUSH_MAX];
-    lses[..push].copy_from_slice(&adj.header_template()[14..]);
+    lses[..push].copy_from_slice(&adj.header_template()[ETH_HEADER_LEN..]);
     Direct {
         eth: *adj.ethernet_template(),
         port: adj.port,
