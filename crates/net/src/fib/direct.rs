@@ -15,7 +15,7 @@
 //! routes and adjacencies: both `build`s call [`direct_routes`], and nothing changes a
 //! frozen snapshot's routes or adjacencies.
 
-use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget, TtlMode, DEFAULT_PIPE_TTL};
+use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
 use crate::wire::ethernet::HEADER_LEN as ETH_HEADER_LEN;
 
 /// Label stack bytes a [`Direct`] holds: two labels.
@@ -80,11 +80,7 @@ fn direct(route: &Ipv4Route, adj: &Adjacency, family: Family) -> Direct {
         limit: adj.limit() as u32,
         lses,
         push: push as u8,
-        pipe_ttl: match route.ttl_mode {
-            TtlMode::Uniform => 0,
-            TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
-            TtlMode::Pipe(t) => t,
-        },
+        pipe_ttl: route.ttl_mode.pipe_ttl().unwrap_or(0),
     }
 }
 

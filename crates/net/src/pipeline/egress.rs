@@ -23,7 +23,7 @@ use super::fast::{adjacency, SPECIAL_FIRST_OCTET};
 use super::fast6::special;
 use super::local::MacKey;
 use super::{Verdict, CHUNK};
-use crate::fib::{Family, Fib, LabelOp, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE};
+use crate::fib::{Family, Fib, LabelOp, RouteId, RouteTarget, TtlMode, NO_ROUTE};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_MPLS, HEADER_LEN};
 use crate::wire::ipv4::{field as ip4, set_ttl, MIN_HEADER_LEN as IPV4_LEN, VER_IHL_NO_OPTIONS};
@@ -167,10 +167,7 @@ fn input(fib: &Fib, mac: MacKey, data: &[u8]) -> Option<Exposed> {
     if family != 0 && family != version {
         return None;
     }
-    let out = |ttl: u8| match mode {
-        TtlMode::Uniform => ttl.min(label_ttl - 1),
-        TtlMode::Pipe(_) => ttl,
-    };
+    let out = |ttl: u8| mode.popped_ttl(ttl, label_ttl - 1);
     let room = data.len() - IP;
     if version == 4 {
         // A sound header without options; no own-source check below a label.
@@ -262,11 +259,7 @@ fn forward<P: PacketBuf>(
     let (template_eth, template_lses) = adj.header_template().split_at(HEADER_LEN);
     eth.copy_from_slice(template_eth);
     if push > 0 {
-        let outer = match route.ttl_mode {
-            TtlMode::Uniform => out,
-            TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
-            TtlMode::Pipe(t) => t,
-        };
+        let outer = route.ttl_mode.pushed_ttl(out);
         super::fast::write_stack(lses, template_lses, tc, outer);
     }
     // A datagram of its family's fixed header or more follows ([`input`] checked it).

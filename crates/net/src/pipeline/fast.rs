@@ -30,10 +30,7 @@
 use super::local::{LocalAddrs, MacKey};
 use super::mpls::exposed_plain_ipv4;
 use super::{hash, PuntReason, Verdict};
-use crate::fib::{
-    AdjId, Adjacency, Direct, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget, TtlMode,
-    DEFAULT_PIPE_TTL,
-};
+use crate::fib::{AdjId, Adjacency, Direct, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
 use crate::wire::ipv4::{
@@ -104,10 +101,7 @@ pub(crate) fn label<P: PacketBuf>(
             };
             let adj = adjacency(fib, next_hop, data, stack_end, stack_end + total);
             let ip_ttl = data[stack_end + ip4::TTL];
-            let ttl = match entry.ttl_mode {
-                TtlMode::Uniform => ip_ttl.min(ttl - 1),
-                TtlMode::Pipe(_) => ip_ttl,
-            };
+            let ttl = entry.ttl_mode.popped_ttl(ip_ttl, ttl - 1);
             // The template's ethertype is IPv4 only when the adjacency pushes no label
             // and carries IPv4 (the staged path drops a payload of another family).
             let bare_ipv4 = be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV4;
@@ -302,11 +296,7 @@ pub(crate) fn ipv4_forward<P: PacketBuf>(
         rewrite_plain(pkt.data_mut(), adj.ethernet_template());
     } else {
         let _ = pkt.prepend(push);
-        let outer = match route.ttl_mode {
-            TtlMode::Uniform => ttl,
-            TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
-            TtlMode::Pipe(t) => t,
-        };
+        let outer = route.ttl_mode.pushed_ttl(ttl);
         let d = pkt.data_mut();
         let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
         let (eth, lses) = hdr.split_at_mut(HEADER_LEN);

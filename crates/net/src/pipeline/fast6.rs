@@ -19,7 +19,7 @@
 
 use super::local::{LocalAddrs, MacKey};
 use super::{hash, DropReason, PuntReason, Verdict, CHUNK};
-use crate::fib::{Fib, NextHop, RouteId, RouteTarget, TtlMode, DEFAULT_PIPE_TTL, NO_ROUTE};
+use crate::fib::{Fib, NextHop, RouteId, RouteTarget, TtlMode, NO_ROUTE};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{
     field as eth, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_MPLS, HEADER_LEN,
@@ -278,11 +278,7 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
     if push > 0 {
         let _ = pkt.prepend(push);
     }
-    let outer = match route.ttl_mode {
-        TtlMode::Uniform => hop,
-        TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
-        TtlMode::Pipe(t) => t,
-    } as u32;
+    let outer = route.ttl_mode.pushed_ttl(hop) as u32;
     let d = pkt.data_mut();
     let (hdr, ip) = d.split_at_mut(HEADER_LEN + push);
     let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
@@ -334,10 +330,7 @@ pub(crate) fn php<P: PacketBuf>(
     if ip[0] >> 4 != 6 || end > data.len() {
         return None;
     }
-    let hop = match mode {
-        TtlMode::Uniform => ip[field::HOP_LIMIT].min(label_ttl - 1),
-        TtlMode::Pipe(_) => ip[field::HOP_LIMIT],
-    };
+    let hop = mode.popped_ttl(ip[field::HOP_LIMIT], label_ttl - 1);
     let adj = super::fast::adjacency(fib, next_hop, data, STACK_END, end);
     let bare_ipv6 = be16(adj.ethernet_template(), eth::ETHERTYPE.start) == ETHERTYPE_IPV6;
     if !bare_ipv6 || hop == 0 || end - STACK_END >= adj.limit() {

@@ -193,10 +193,7 @@ fn dispose(
     if version.is_some() && family.is_some_and(|f| Some(f) != version) {
         return w.done(Verdict::Drop(DropReason::UnsupportedPayload));
     }
-    let out = move |ttl: u8| match mode {
-        TtlMode::Uniform => ttl.min(in_ttl.saturating_sub(1)),
-        TtlMode::Pipe(_) => ttl,
-    };
+    let out = move |ttl: u8| mode.popped_ttl(ttl, in_ttl.saturating_sub(1));
     match version {
         Some(6) => return ipv6::input(data, w, Source::Label, out),
         Some(4) | None => {}

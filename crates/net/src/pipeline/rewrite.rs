@@ -3,7 +3,7 @@
 //! labels and fix the first kept header.
 
 use super::{hash, ipv6, DropReason, Fix, PuntReason, Verdict, Work};
-use crate::fib::{Adjacency, Family, Fib, NextHop, TtlMode, DEFAULT_PIPE_TTL};
+use crate::fib::{Adjacency, Family, Fib, NextHop};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::field as eth;
 use crate::wire::ethernet::{ETHERTYPE_MPLS, HEADER_LEN};
@@ -64,11 +64,7 @@ pub(crate) fn forward<P: PacketBuf>(
     if labels.is_empty() && kept_labels > 0 {
         put16(eth, eth::ETHERTYPE.start, ETHERTYPE_MPLS);
     }
-    let outer = match w.mode {
-        TtlMode::Uniform => w.out_ttl,
-        TtlMode::Pipe(0) => DEFAULT_PIPE_TTL,
-        TtlMode::Pipe(t) => t,
-    };
+    let outer = w.mode.pushed_ttl(w.out_ttl);
     // Pushed labels are written as whole words: label, TC, S (bottom, when nothing is kept
     // below) and TTL (the swapped label's own on the bottom of a swap). One label (a swap,
     // or one push) is the common case and gets straight-line code.
