@@ -43,6 +43,17 @@ FULL_VIEWS = {"ipv4-full": "prefixes", "ipv6-full": "prefixes6"}
 # l3fwd needs a rule file per family; the other family gets one rule no frame matches.
 PLACEHOLDER_RULE = {4: "R198.18.0.0/15 1\n", 6: "R2001:db8:eeee::/48 1\n"}
 SOURCE_PORT, SINK_PORT = 0, 1
+# l3fwd's mbuf pool: the floor build-l3fwd.sh patches into its NB_MBUF. net_pcap's
+# infinite_rx takes one mbuf per pcap frame per queue at start; with no mbuf left for RX,
+# l3fwd forwards nothing and the bench would wait out --l3fwd-startup-timeout.
+L3FWD_POOL = 65536
+
+
+def l3fwd_mbufs_needed(count, workers):
+    """Mbufs l3fwd needs for a pcap of `count` frames on `workers` queues: the stored
+    frames, with room for its rings (1024 descriptors a queue, RX and TX) and the
+    per-lcore mempool caches (256, and bursts)."""
+    return count * workers + 2 * 1024 * workers + 512 * (workers + 1)
 
 LIVE = []  # processes to kill on any exit
 
@@ -562,6 +573,21 @@ def run_punt(b, o, scens):
     return results
 
 
+def max_l3fwd_count(workers):
+    """The largest --count whose pcap l3fwd's pool holds on `workers` queues."""
+    return (L3FWD_POOL - l3fwd_mbufs_needed(0, workers)) // workers
+
+
+def l3fwd_pool_error(count, workers):
+    """Why l3fwd cannot run a pcap of `count` frames on `workers` queues; None if it can."""
+    need = l3fwd_mbufs_needed(count, workers)
+    if need <= L3FWD_POOL:
+        return None
+    return ("--count %d: l3fwd's pool holds %d mbufs and this pcap on %d queue(s) needs about "
+            "%d (one per stored frame, and its rings); give at most --count %d, or --no-l3fwd"
+            % (count, L3FWD_POOL, workers, need, max_l3fwd_count(workers)))
+
+
 def parse_compare(spec):
     """LABEL=BINARY of --compare: (label, absolute path); ValueError says what is wrong."""
     label, sep, path = spec.partition("=")
@@ -641,6 +667,8 @@ def main(argv):
                 raise SystemExit("bench: %s needs the prefix list %s (--%s FILE)" % (full, path, flag))
             log("skipping %s: no prefix list at %s (give --%s FILE)" % (full, path, flag))
             scenarios.remove(full)
+    if o.l3fwd and PLAIN_IP & set(scenarios) and l3fwd_pool_error(o.count, o.workers):
+        raise SystemExit("bench: " + l3fwd_pool_error(o.count, o.workers))
     if punts and o.compare:
         raise SystemExit("bench: --compare measures the forwarding scenarios, not the punt mixes")
     b = Bench(o)

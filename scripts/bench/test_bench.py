@@ -76,6 +76,24 @@ class Lcores(unittest.TestCase):
                 bench.lcores_override(spec, 2)
 
 
+class L3fwdPool(unittest.TestCase):
+    def test_the_default_pcap_fits_and_the_largest_count_is_the_edge(self):
+        self.assertLess(bench.l3fwd_mbufs_needed(4096, 1), bench.L3FWD_POOL)
+        for workers in (1, 2, 8):
+            edge = bench.max_l3fwd_count(workers)
+            self.assertLessEqual(bench.l3fwd_mbufs_needed(edge, workers), bench.L3FWD_POOL)
+            self.assertGreater(bench.l3fwd_mbufs_needed(edge + 1, workers), bench.L3FWD_POOL)
+
+    def test_a_pcap_as_large_as_the_pool_is_refused_with_what_to_give(self):
+        # 65,536 frames took the whole pool: l3fwd forwarded nothing, and the bench waited
+        # out its 30-minute startup timeout (session 25).
+        self.assertIsNone(bench.l3fwd_pool_error(4096, 1))
+        why = bench.l3fwd_pool_error(65536, 1)
+        self.assertIn("--count 65536", why)
+        self.assertIn("at most --count %d" % bench.max_l3fwd_count(1), why)
+        self.assertIn("--no-l3fwd", why)
+
+
 ROUTES6 = """neighbors:
   - {ip: "2001:db8::2", mac: "02:00:00:00:00:02"}
 ipv6:
