@@ -18,6 +18,7 @@
 #                      family; no flood or backoff row (about 20 s for both families)
 #     --out DIR        per-row JSON, logs and table.md (default target/bench/latency)
 #     --no-build       use the binaries already built
+#     (the full run's last row is Linux at one hop with the server on CPU 1, below)
 #
 # Layout (2 CPUs): the client, the server and the flood are pinned to CPU 0; the router
 # is one process, main lcore on CPU 0, its one worker on CPU 1 (busy polling, DPDK's
@@ -31,6 +32,10 @@
 # beside the Linux row with the same number of hops. IPv6 rows: the same veths and hops
 # with IPv6 on the hosts (addresses nodad, NDP real) and, for Linux, on r1/r2
 # (forwarding on); the router's namespace keeps IPv6 off (its kernel stays silent).
+# Linux forwards in softirq context on the sender's CPU, so its rows run on CPU 0 alone,
+# while every router crossing moves between the worker's CPU and CPU 0. The row
+# linux-h1-n1-split (IPv4 runs, not --quick) puts the server on CPU 1 instead, so that
+# Linux too crosses CPUs: session 25 measured that layout alone costing Linux 16x.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
@@ -41,6 +46,7 @@ WARMUP=1
 FLOOD_RATE=20000
 FAMILY=both
 QUICK=0
+SERVER_CPU=0 # the server's and the sink's CPU (1 only in the split row)
 OUT=target/bench/latency
 BUILD=1
 need() { [ $# -ge 2 ] || { echo "latency.sh: $1 needs a value" >&2; exit 2; }; }
@@ -300,7 +306,7 @@ measure() { # name family [flood]
   # The service address, the client's source, the wildcard, in the row's family.
   local srv=10.9.0.2 cli=10.1.0.2 any=0.0.0.0
   [ "$fam" = 6 ] && srv="[2001:db8:9::2]" cli="[2001:db8:1::2]" any="[::]"
-  ip netns exec "$S" taskset -c 0 "$RR" server --bind "$any:7777" > "$OUT/$name-server.log" 2>&1 &
+  ip netns exec "$S" taskset -c "$SERVER_CPU" "$RR" server --bind "$any:7777" > "$OUT/$name-server.log" 2>&1 &
   PIDS+=($!)
   # ARP or NDP on every hop, and the path proven, before anything is timed.
   for _ in $(seq 20); do
@@ -317,7 +323,7 @@ measure() { # name family [flood]
   local span
   span=$(python3 -c "print($DURATION + $WARMUP + 1)")
   if [ "$flood" != 0 ]; then
-    ip netns exec "$S" taskset -c 0 "$RR" sink --bind "$any:9000" --duration "$(python3 -c "print($span + 2)")" \
+    ip netns exec "$S" taskset -c "$SERVER_CPU" "$RR" sink --bind "$any:9000" --duration "$(python3 -c "print($span + 2)")" \
       > "$OUT/$name-sink.log" 2>&1 &
     PIDS+=($!)
     ip netns exec "$C" taskset -c 0 "$RR" flood --target "$srv:9000" --rate "$flood" --duration "$span" \
@@ -374,6 +380,7 @@ if [ "$QUICK" = 0 ] && [ "$FAMILY" != ipv6 ]; then
     linux_row 4 2 1 linux-h2-n1-flood "$FLOOD_RATE"
   fi
   router_row 4 1 1 backoff router-l1-n1-backoff
+  SERVER_CPU=1 linux_row 4 1 1 linux-h1-n1-split
 fi
 echo "latency: load average after: $(load)" | tee -a "$OUT/host.log"
 python3 "$REPO/scripts/bench/latency_table.py" "$OUT" "$FLOOD_RATE" | tee "$OUT/table.md"

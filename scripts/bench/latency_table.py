@@ -2,7 +2,7 @@
 """Builds the markdown tables of scripts/bench/latency.sh from its per-row JSON files
 (udp_rr client --json) and logs: every row (family x next hops x labels, router beside
 Linux at the same number of hops), the seed's layout (labels x next hops, trans/s per
-family), then the flood and backoff rows. Stdlib only.
+family), then the flood, backoff and split-CPU rows. Stdlib only.
 
 Row files: router-lL-nN / linux-hH-nN (IPv4), router6-lL-nN / linux6-hH-nN (IPv6).
 
@@ -97,7 +97,8 @@ def extra_rows(out, flood_rate):
     rows = []
     for name, what in (("router-l1-n1-flood", "router, 1 label, 1 next hop, under flood"),
                        ("linux-h2-n1-flood", "Linux, 2 hops, 1 next hop, under flood"),
-                       ("router-l1-n1-backoff", "router, 1 label, 1 next hop, idle backoff")):
+                       ("router-l1-n1-backoff", "router, 1 label, 1 next hop, idle backoff"),
+                       ("linux-h1-n1-split", "Linux, 1 hop, 1 next hop, server on CPU 1")):
         r = load(out, name)
         if r is None:
             continue

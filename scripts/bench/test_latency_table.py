@@ -89,6 +89,14 @@ class Table(unittest.TestCase):
                       " flood 2000 pps: 2000 sent, 1990 received |", t)
         self.assertNotIn("idle backoff", t)
 
+    def test_split_cpu_row_is_its_own_and_not_the_one_hop_linux_figure(self):
+        with open(os.path.join(self.out, "linux-h1-n1-split.json"), "w") as f:
+            json.dump(row("linux-h1-n1-split", 11000, 79, 220, 1300), f)
+        t = self.render()
+        self.assertIn("| Linux, 1 hop, 1 next hop, server on CPU 1 | 11000 | 79 / 220 / 1300 |  |", t)
+        # The router's one-hop row still sits beside Linux on one CPU.
+        self.assertIn("| 4000 | 41 / 500 / 900 | 1 | 26000 | 14 / 60 / 99 |", t)
+
 
 if __name__ == "__main__":
     unittest.main()
