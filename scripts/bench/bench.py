@@ -667,8 +667,9 @@ def main(argv):
                 raise SystemExit("bench: %s needs the prefix list %s (--%s FILE)" % (full, path, flag))
             log("skipping %s: no prefix list at %s (give --%s FILE)" % (full, path, flag))
             scenarios.remove(full)
-    if o.l3fwd and PLAIN_IP & set(scenarios) and l3fwd_pool_error(o.count, o.workers):
-        raise SystemExit("bench: " + l3fwd_pool_error(o.count, o.workers))
+    pool_error = l3fwd_pool_error(o.count, o.workers)
+    if o.l3fwd and PLAIN_IP & set(scenarios) and pool_error:
+        raise SystemExit("bench: " + pool_error)
     if punts and o.compare:
         raise SystemExit("bench: --compare measures the forwarding scenarios, not the punt mixes")
     b = Bench(o)
