@@ -54,6 +54,12 @@ fn bench_lookup_reports_the_pages_of_every_structure() {
         "{s}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The slow build is announced before the wait, on stderr (stdout is the report).
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Lpm4 built in") && err.contains("building rte_lpm"),
+        "{err}"
+    );
     let pages: Vec<&str> = s.lines().filter(|l| l.starts_with("pages:")).collect();
     let names: Vec<String> = pages
         .iter()

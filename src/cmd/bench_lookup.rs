@@ -184,6 +184,13 @@ pub fn run(a: BenchLookupArgs) -> Result<i32> {
         .map(|&(p, _)| p >> 8)
         .collect::<std::collections::HashSet<_>>()
         .len() as u32;
+    // rte_lpm_add takes over two minutes for the full view on some CPUs (its rule table
+    // is searched linearly): say so before the wait, on stderr (stdout is the report).
+    eprintln!(
+        "bench-lookup: Lpm4 built in {} ms; building rte_lpm, one rte_lpm_add a prefix \
+         (seconds to minutes for a full view)",
+        ours_build.as_millis()
+    );
     let t = Instant::now();
     let mut rte = RteLpm::new("bench_lpm", uniq.len() as u32 + 16, (tbl8s * 2).max(256))
         .context("rte_lpm_create")?;
