@@ -2,7 +2,8 @@
 //! and second entry (dense or top), and under a mini node its mini entry and direct leaf,
 //! in passes over all the burst's groups so that their loads are in flight together.
 //! Keys at a Poptrie root go through the scalar second pass (which lists them for the
-//! walk), then the scalar walk finishes them.
+//! walk), then the scalar walk finishes them. The keys come in by plain loads, not
+//! gathers, and a gather no lane needs is skipped (both for AMD Zen 4, session 27).
 //!
 //! It must give exactly the scalar batch's answers: the tests of `lpm6_reference.rs` and
 //! the lookup tests run it on AVX-512 CPUs and compare with single lookups. Every index
@@ -27,17 +28,38 @@ fn check_below(m: __mmask16, idx: __m512i, len: usize, what: &str) {
     assert!(bad == 0, "lpm6: a {what} index past its array");
 }
 
-/// Dword `j` (0 the lowest) of each of the sixteen keys at `keys` under `m`.
+/// Address bits 0-32 and 32-64 (dwords 3 and 2 of each `u128`) of the `n` keys (1 to
+/// 16) that `keys` starts, one lane a key; lanes from `n` on are zero. Four plain loads
+/// of four keys each and four permutes. Two gathers of the keys' dwords did this until
+/// session 27: on its AMD Zen 4 VM they made the batch 2.3-2.7x slower than the scalar
+/// one on keys read from memory once (`examples/lpm6_lookup`, 4M keys), and plain
+/// loads made it 2.3-2.4x faster (docs/benchmarks.md, session 27).
 ///
 /// # Safety
-/// The lanes under `m` are keys of the slice `keys` starts.
+/// `keys` starts at least `n` keys, `n <= 16`.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn key_dwords<const J: i32>(m: __mmask16, keys: *const u128) -> __m512i {
-    let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    let idx = _mm512_add_epi32(_mm512_slli_epi32::<2>(lane), _mm512_set1_epi32(J));
-    // SAFETY: lane `l` under `m` reads bytes 16l + 4J..+4 of key `l` (the caller's promise).
-    unsafe { _mm512_mask_i32gather_epi32::<4>(_mm512_setzero_si512(), m, idx, keys.cast()) }
+unsafe fn key_words(n: usize, keys: *const u128) -> (__m512i, __m512i) {
+    let quad = |q: usize| {
+        // Dwords of keys 4q..4q+4 that are among the first `n`.
+        let m = (1u32 << (4 * n.saturating_sub(4 * q).min(4))) - 1;
+        // SAFETY: the lanes under `m` are dwords of the first `n` keys (the caller's
+        // promise); masked-off lanes read nothing.
+        unsafe { _mm512_maskz_loadu_epi32(m as __mmask16, keys.add(4 * q).cast()) }
+    };
+    let (a, b, c, d) = (quad(0), quad(1), quad(2), quad(3));
+    // Of two quads: dword 3 of their eight keys in lanes 0-7, dword 2 in lanes 8-15.
+    let pick = _mm512_setr_epi32(3, 7, 11, 15, 19, 23, 27, 31, 2, 6, 10, 14, 18, 22, 26, 30);
+    let (ab, cd) = (
+        _mm512_permutex2var_epi32(a, pick, b),
+        _mm512_permutex2var_epi32(c, pick, d),
+    );
+    let lo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    let hi = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    (
+        _mm512_permutex2var_epi32(ab, lo, cd),
+        _mm512_permutex2var_epi32(ab, hi, cd),
+    )
 }
 
 /// The scalar batch's first two passes over one burst (at most `BURST` keys): `out`
@@ -71,8 +93,8 @@ pub(super) unsafe fn first_passes(
         };
         masks[g] = m;
         let base = keys[16 * g..].as_ptr();
-        // SAFETY: lanes under `m` are keys of `keys[16 g..]`.
-        let (h, md) = unsafe { (key_dwords::<3>(m, base), key_dwords::<2>(m, base)) };
+        // SAFETY: `keys[16 g..]` holds `left.min(16)` keys or more.
+        let (h, md) = unsafe { key_words(left.min(16), base) };
         let ti = _mm512_srli_epi32::<DENSE_BITS>(h);
         // Always below CHUNKS, which `direct` starts with.
         check_below(m, ti, a.direct.len(), "top");
@@ -106,8 +128,12 @@ pub(super) unsafe fn first_passes(
         let shift = _mm512_sub_epi32(_mm512_set1_epi32(32), b);
         let mi = _mm512_add_epi32(off, _mm512_srlv_epi32(mid[g], shift));
         check_below(node, mi, a.mini.len(), "mini");
-        // SAFETY: checked just above.
-        minis[g] = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, node, mi, mini.cast()) };
+        // Skipped when no lane is under a mini node: on the AMD Zen 4 VM of session 27
+        // that (with the leaves' below) gave 13-17% more uniform-key lookups.
+        if node != 0 {
+            // SAFETY: checked just above.
+            minis[g] = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, node, mi, mini.cast()) };
+        }
         bits[g] = b;
     }
     // Pass 3: direct leaves, the answers, and the keys at a Poptrie root.
@@ -127,8 +153,12 @@ pub(super) unsafe fn first_passes(
             slot,
         );
         check_below(leafy, l, a.leaves.len(), "leaf");
-        // SAFETY: checked just above.
-        let leaf = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, leafy, l, leaves.cast()) };
+        let leaf = if leafy != 0 {
+            // SAFETY: checked just above.
+            unsafe { _mm512_mask_i32gather_epi32::<4>(zero, leafy, l, leaves.cast()) }
+        } else {
+            zero
+        };
         let v = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(e, node, mm), leafy, leaf);
         let res = _mm512_sub_epi32(v, _mm512_set1_epi32(1));
         let i = 16 * g;
