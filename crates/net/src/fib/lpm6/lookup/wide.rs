@@ -33,7 +33,7 @@ fn check_below(m: __mmask16, idx: __m512i, len: usize, what: &str) {
 /// of four keys each and four permutes. Two gathers of the keys' dwords did this until
 /// session 27: on its AMD Zen 4 VM they made the batch 2.3-2.7x slower than the scalar
 /// one on keys read from memory once (`examples/lpm6_lookup`, 4M keys), and plain
-/// loads made it 2.3-2.4x faster (docs/benchmarks.md, session 27).
+/// loads made it about 2.4x faster (docs/benchmarks.md, session 27).
 ///
 /// # Safety
 /// `keys` starts at least `n` keys, `n <= 16`.
@@ -43,9 +43,12 @@ unsafe fn key_words(n: usize, keys: *const u128) -> (__m512i, __m512i) {
     let quad = |q: usize| {
         // Dwords of keys 4q..4q+4 that are among the first `n`.
         let m = (1u32 << (4 * n.saturating_sub(4 * q).min(4))) - 1;
+        // `wrapping_add`, not `add`: with `m` empty the address may lie past the
+        // slice's allocation, which `add` must not make.
+        let at = keys.wrapping_add(4 * q).cast();
         // SAFETY: the lanes under `m` are dwords of the first `n` keys (the caller's
         // promise); masked-off lanes read nothing.
-        unsafe { _mm512_maskz_loadu_epi32(m as __mmask16, keys.add(4 * q).cast()) }
+        unsafe { _mm512_maskz_loadu_epi32(m as __mmask16, at) }
     };
     let (a, b, c, d) = (quad(0), quad(1), quad(2), quad(3));
     // Of two quads: dword 3 of their eight keys in lanes 0-7, dword 2 in lanes 8-15.
@@ -129,7 +132,7 @@ pub(super) unsafe fn first_passes(
         let mi = _mm512_add_epi32(off, _mm512_srlv_epi32(mid[g], shift));
         check_below(node, mi, a.mini.len(), "mini");
         // Skipped when no lane is under a mini node: on the AMD Zen 4 VM of session 27
-        // that (with the leaves' below) gave 13-17% more uniform-key lookups.
+        // that (with the leaves' below) gave about 15% more uniform-key lookups.
         if node != 0 {
             // SAFETY: checked just above.
             minis[g] = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, node, mi, mini.cast()) };
