@@ -391,10 +391,7 @@ class Bench:
             proc.stop()
         out = proc.output()
         own = own_rate(out, self.o.warmup, self.o.measure)
-        m = re.findall(r"busy cycles/pkt ([0-9.]+)", out)
-        cpp = float(m[-1]) if m else None
-        m = re.findall(r"forwarding cycles/pkt ([0-9.]+)", out)
-        fwd = float(m[-1]) if m else None
+        cpp, fwd, p10 = summary_cycles(out)
         if own is None and tele_rate is None:
             raise BenchError("router: neither counters lines nor telemetry (log %s)" % proc.logfile)
         if own is None:
@@ -402,10 +399,20 @@ class Bench:
         elif tele_rate and abs(own - tele_rate) / tele_rate > 0.05:
             log("%s: router's own rate %.3f and telemetry %.3f Mpps differ by over 5%%"
                 % (scen, own, tele_rate))
-        return (own if own is not None else tele_rate), tele_rate, cpp, fwd
+        return (own if own is not None else tele_rate), tele_rate, cpp, fwd, p10
 
 
 LINE = re.compile(r"^\[\s*([0-9.]+)s\].*\bout rx [0-9.]+ tx ([0-9.]+) Mpps")
+
+
+def summary_cycles(text):
+    """(busy, forwarding, forwarding p10) cycles a packet from the router's summary; each
+    None when absent (builds before the stage histogram print no p10)."""
+    def last(pattern):
+        m = re.findall(pattern, text)
+        return float(m[-1]) if m else None
+    return (last(r"busy cycles/pkt ([0-9.]+)"), last(r"forwarding cycles/pkt ([0-9.]+)"),
+            last(r"\(full bursts [0-9]+ p10 ([0-9.]+) p50"))
 
 
 def own_rate(text, warmup, measure):
@@ -457,7 +464,8 @@ def l3fwd_rules(o, scen, routes):
     return paths[4], paths[6]
 
 
-ROUTER_FIGURES = ("router_mpps", "router_cycles_per_packet", "router_forwarding_cycles_per_packet")
+ROUTER_FIGURES = ("router_mpps", "router_cycles_per_packet", "router_forwarding_cycles_per_packet",
+                  "router_forwarding_p10_cycles_per_packet")
 
 
 def router_order(labels, run):
@@ -469,8 +477,8 @@ def router_order(labels, run):
 
 def measure_router(b, scen, run, pcap, routes, binary, label, samples):
     tool = "router" if label is None else "router@" + label
-    rate, tele_rate, cpp, fwd = b.router(scen, run, pcap, routes, binary, tool)
-    for key, v in zip(ROUTER_FIGURES, (rate, cpp, fwd)):
+    rate, tele_rate, cpp, fwd, p10 = b.router(scen, run, pcap, routes, binary, tool)
+    for key, v in zip(ROUTER_FIGURES, (rate, cpp, fwd, p10)):
         samples[key].append(v)
     samples["router_telemetry_mpps"].append(tele_rate)  # None: no socket
     return rate
@@ -535,8 +543,11 @@ def run_scenario(b, o, scen):
         for key in ("source_rx_mpps", "testpmd_io_mpps", "testpmd_io_cycles_per_packet",
                     "l3fwd_mpps"):
             s[key] = shared[key]
+        p10 = "router_forwarding_p10_cycles_per_packet"
+        # A build from before the stage histogram has no p10: not measured, not failed.
+        has_p10 = any(v is not None for v in s[p10]) or not s["router_mpps"]
         res = report.scenario_result(scen if label is None else "%s@%s" % (scen, label),
-                                     s, o.runs, applicable)
+                                     s, o.runs, dict(applicable, **{p10: has_p10}))
         res["router_label"] = label
         res["samples"]["router_telemetry_mpps"] = [
             None if v is None else round(v, 3) for v in s["router_telemetry_mpps"]]
@@ -557,13 +568,13 @@ def run_punt(b, o, scens):
     for run in range(1, o.runs + 1):
         for scen in scens:
             try:
-                rate, _, cpp, fwd = b.router(scen, run, *gen[scen])
+                rate, _, cpp, fwd, p10 = b.router(scen, run, *gen[scen])
             except BenchError as e:
                 log("%s run %d router FAILED: %s" % (scen, run, e))
                 if o.fail_fast:
                     raise
                 continue
-            for k, v in zip(keys, (rate, cpp, fwd)):
+            for k, v in zip(keys, (rate, cpp, fwd, p10)):
                 samples[scen][k].append(v)
             log("%s run %d/%d router %.3f Mpps good, %s busy cycles/pkt"
                 % (scen, run, o.runs, rate, cpp))

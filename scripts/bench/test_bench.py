@@ -50,6 +50,20 @@ prefix_groups:
 """
 
 
+class SummaryCycles(unittest.TestCase):
+    LINE = ("workers: received 9 forwarded 9 tx-refused 0 dropped 0 [none] slow-path 0 "
+            "slow-path-queue-full 0 (control 0) generated 0 busy cycles/pkt 134.4 "
+            "forwarding cycles/pkt 36.8 (full bursts 3216342 p10 22.25 p50 35.00)")
+
+    def test_busy_forwarding_and_the_full_bursts_p10(self):
+        self.assertEqual(bench.summary_cycles("x\n" + self.LINE + "\n"), (134.4, 36.8, 22.25))
+
+    def test_an_older_build_has_no_p10(self):
+        old = self.LINE.split(" (full")[0]
+        self.assertEqual(bench.summary_cycles(old), (134.4, 36.8, None))
+        self.assertEqual(bench.summary_cycles(""), (None, None, None))
+
+
 class Burst(unittest.TestCase):
     def config(self, *extra):
         with tempfile.TemporaryDirectory() as d:
@@ -230,7 +244,9 @@ class Compare(unittest.TestCase):
             def router(self, scen, run, pcap, routes, binary=None, tool="router"):
                 calls.append((run, tool))
                 rate = {"/bin/new": 3.0, "/bin/old": 2.0}[binary]
-                return rate, rate, 100.0 / rate, 10.0 / rate
+                # The old build predates the stage histogram: no p10.
+                p10 = 2.0 / rate if binary == "/bin/new" else None
+                return rate, rate, 100.0 / rate, 10.0 / rate, p10
 
             def drop_kept(self):
                 pass
@@ -260,6 +276,12 @@ class Compare(unittest.TestCase):
             self.assertEqual(r["source_rx_mpps"], 11.5)
             self.assertEqual(r["samples"]["testpmd_io_mpps"], [8.0, 8.0])
         self.assertEqual((new["router_vs_l3fwd"], old["router_vs_l3fwd"]), (0.5, 0.333))
+        p10 = "router_forwarding_p10_cycles_per_packet"
+        self.assertEqual((new[p10], old[p10]), (0.667, None))
+        self.assertEqual((new["applicable"][p10], old["applicable"][p10]), (True, False))
+        table = report.table([new, old])
+        self.assertIn("fwd p10 cyc/pkt", table)
+        self.assertNotIn("FAILED", table)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ check(list(scen) == ["ipv4-small", "ipv6-small"], "scenarios: %s" % list(scen))
 for name, s in scen.items():
     check(s.get("runs") == 1, "%s runs: %r" % (name, s.get("runs")))
     for fig in ("router_mpps", "testpmd_io_mpps", "l3fwd_mpps", "source_rx_mpps",
-                "router_cycles_per_packet", "router_forwarding_cycles_per_packet"):
+                "router_cycles_per_packet", "router_forwarding_cycles_per_packet",
+                "router_forwarding_p10_cycles_per_packet"):
         for key in (fig, fig + "_min", fig + "_max"):
             v = s.get(key)
             check(isinstance(v, (int, float)) and v > 0,

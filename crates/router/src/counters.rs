@@ -8,6 +8,8 @@ use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 use net::pipeline::{DropReason, Family, FamilyCounts};
 
+use crate::stage_hist::{StageHist, BUCKETS as STAGE_BUCKETS};
+
 /// Room for the drop reasons: the pipeline's ([`DropReason`], by index) then the
 /// runtime's own ([`RuntimeDrop`]).
 pub const MAX_DROP_REASONS: usize = 40;
@@ -139,6 +141,8 @@ pub struct WorkerCounters {
     /// TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), a
     /// part of `busy_cycles`.
     pub forwarding_cycles: AtomicU64,
+    /// Full bursts by their stage cycles a packet ([`crate::stage_hist`]).
+    pub forwarding_burst_cycles: [AtomicU64; STAGE_BUCKETS],
     pub idle_cycles: AtomicU64,
 }
 
@@ -202,6 +206,7 @@ impl WorkerCounters {
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
             busy_cycles: AtomicU64::new(0),
             forwarding_cycles: AtomicU64::new(0),
+            forwarding_burst_cycles: [const { AtomicU64::new(0) }; STAGE_BUCKETS],
             idle_cycles: AtomicU64::new(0),
         }
     }
@@ -224,6 +229,9 @@ impl WorkerCounters {
             burst_sizes: std::array::from_fn(|i| self.burst_sizes[i].load(Relaxed)),
             busy_cycles: self.busy_cycles.load(Relaxed),
             forwarding_cycles: self.forwarding_cycles.load(Relaxed),
+            forwarding_bursts: StageHist(std::array::from_fn(|i| {
+                self.forwarding_burst_cycles[i].load(Relaxed)
+            })),
             idle_cycles: self.idle_cycles.load(Relaxed),
         }
     }
@@ -249,6 +257,8 @@ pub struct WorkerTotals {
     pub burst_sizes: [u64; BURST_BUCKETS.len()],
     pub busy_cycles: u64,
     pub forwarding_cycles: u64,
+    /// Full bursts by their stage cycles a packet.
+    pub forwarding_bursts: StageHist,
     pub idle_cycles: u64,
 }
 
@@ -271,6 +281,7 @@ impl Default for WorkerTotals {
             burst_sizes: [0; BURST_BUCKETS.len()],
             busy_cycles: 0,
             forwarding_cycles: 0,
+            forwarding_bursts: StageHist::default(),
             idle_cycles: 0,
         }
     }
@@ -310,6 +321,7 @@ impl WorkerTotals {
         }
         self.busy_cycles += o.busy_cycles;
         self.forwarding_cycles += o.forwarding_cycles;
+        self.forwarding_bursts.add(&o.forwarding_bursts);
         self.idle_cycles += o.idle_cycles;
     }
 
@@ -406,5 +418,12 @@ pub mod for_tests {
         bump(&c.drops[0], dropped);
         bump(&c.bursts, 1);
         bump(&c.burst_sizes[burst_bucket(burst)], 1);
+    }
+
+    /// Records one full burst of `burst` packets that spent `cycles` in the stage, as the
+    /// worker does.
+    pub fn stage_burst(c: &WorkerCounters, burst: usize, cycles: u64) {
+        let b = crate::stage_hist::StageScale::new(burst).bucket(cycles);
+        bump(&c.forwarding_burst_cycles[b], 1);
     }
 }

@@ -29,6 +29,7 @@ mod runtime;
 mod signals;
 mod slowpath;
 mod spec;
+mod stage_hist;
 pub mod trace;
 mod watch;
 mod worker;

@@ -151,7 +151,7 @@ impl Reporter {
             0.0
         };
         println!(
-            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} (control {}) generated {} busy cycles/pkt {:.1} forwarding cycles/pkt {:.1}",
+            "workers: received {} forwarded {} tx-refused {} dropped {} [{}] slow-path {} slow-path-queue-full {} (control {}) generated {} busy cycles/pkt {:.1} forwarding cycles/pkt {:.1} ({})",
             w.rx_packets,
             w.forwarded,
             w.tx_refused,
@@ -166,7 +166,8 @@ impl Reporter {
                 w.forwarding_cycles as f64 / w.rx_packets as f64
             } else {
                 0.0
-            }
+            },
+            w.forwarding_bursts.summary()
         );
         println!("mbufs not returned to the pool: {leaked}");
         println!("mbufs unaccounted for by the workers: {}", w.unaccounted());

@@ -23,6 +23,7 @@ use crate::counters::{
 use crate::idle::{Backoff, IdleStep};
 use crate::punt::{PuntClass, PuntQueues};
 use crate::spec::IdlePolicy;
+use crate::stage_hist::StageScale;
 
 /// A frame from the slow path for a worker to transmit on its own TX queue.
 pub struct Injected {
@@ -85,6 +86,8 @@ pub struct PollState {
     /// the worker mutably).
     counters: Arc<WorkerCounters>,
     burst_size: usize,
+    /// Buckets a full burst's stage cycles ([`crate::stage_hist`]).
+    stage_scale: StageScale,
     rx: Burst,
     drops: Burst,
     verdicts: [Verdict; BURST_MAX],
@@ -93,9 +96,11 @@ pub struct PollState {
 impl<F: Forwarder> Worker<F> {
     /// The scratch space [`Worker::poll`] works in.
     pub fn poll_state(&self) -> PollState {
+        let burst_size = self.burst.clamp(1, BURST_MAX);
         PollState {
             counters: self.counters.clone(),
-            burst_size: self.burst.clamp(1, BURST_MAX),
+            burst_size,
+            stage_scale: StageScale::new(burst_size),
             rx: Burst::new(),
             drops: Burst::new(),
             verdicts: [Verdict::Drop(DropReason::Truncated); BURST_MAX],
@@ -182,7 +187,11 @@ impl<F: Forwarder> Worker<F> {
             if let (true, Some(t)) = (traced, self.trace.as_mut()) {
                 t.after(port, s.rx.as_slice(), &s.verdicts[..n]);
             }
-            bump(&c.forwarding_cycles, dpdk::rdtsc() - t0);
+            let stage = dpdk::rdtsc() - t0;
+            bump(&c.forwarding_cycles, stage);
+            if n == s.burst_size {
+                bump(&c.forwarding_burst_cycles[s.stage_scale.bucket(stage)], 1);
+            }
             self.punt.begin_burst(t0);
             self.dispatch(
                 port,

@@ -162,8 +162,9 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     };
     wait_for(17);
     // Then bursts of one verdict each (the single-port path): 5 to forward, then 3 for
-    // the port that does not exist.
-    for (first, k, total) in [(0, 5, 22), (1, 3, 25)] {
+    // the port that does not exist, then a full burst to forward (one ring enqueue, seen
+    // by one RX burst: the only burst the stage histogram counts).
+    for (first, k, total) in [(0, 5, 22), (1, 3, 25), (0, 32, 57)] {
         for _ in 0..k {
             feed.push(pool.alloc_with(&frame(first)).unwrap());
         }
@@ -173,8 +174,10 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     stop.store(true, Ordering::SeqCst);
     let w = t.join().unwrap().snapshot();
 
-    assert_eq!(w.rx_packets, 25);
-    assert_eq!(w.forwarded, 3 + 5);
+    assert_eq!(w.rx_packets, 57);
+    assert_eq!(w.forwarded, 3 + 5 + 32);
+    assert_eq!(w.bursts, 4);
+    assert_eq!(w.forwarding_bursts.count(), 1, "full bursts only");
     assert_eq!(w.drops[RuntimeDrop::UnknownEgressPort.index()], 2 + 3);
     assert_eq!(w.drops[DropReason::NoRoute.index()], 2);
     assert_eq!(w.drops[RuntimeDrop::MultiSegment.index()], 1);
@@ -195,8 +198,8 @@ fn every_received_or_injected_mbuf_is_counted_under_a_named_outcome() {
     assert_eq!(w.drops[RuntimeDrop::InjectUnknownPort.index()], 1);
     assert_eq!(
         w.tx_packets + w.tx_refused,
-        8 + 2,
-        "8 forwarded, 2 injected"
+        40 + 2,
+        "40 forwarded, 2 injected"
     );
     assert_eq!(w.unaccounted(), 0, "{w:?}");
     drop(data_rx);
