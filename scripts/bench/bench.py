@@ -711,6 +711,7 @@ def main(argv):
             "source_rx_mpps": "telemetry /ethdev/stats source ipackets delta, testpmd rxonly",
             "router_cycles_per_packet": "router summary: busy TSC cycles / packets received",
             "router_forwarding_cycles_per_packet": "router summary: TSC cycles of the forwarding stage (the net pipeline) / packets received",
+            "router_forwarding_p10_cycles_per_packet": "router summary: 10th percentile of full bursts' forwarding stage TSC cycles / packets (quarter-cycle buckets, warm-up included)",
             "testpmd_io_cycles_per_packet": "testpmd --record-core-cycles CPU cycles/packet",
             "punt_good_vs_noroute": "punt-*: router_mpps (the good half, TX on out) / punt-noroute's",
             "punt_cycles_vs_noroute": "punt-*: router_cycles_per_packet / punt-noroute's",

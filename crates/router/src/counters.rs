@@ -141,9 +141,10 @@ pub struct WorkerCounters {
     /// TSC cycles spent in the forwarding stage alone (classify, lookups, rewrite), a
     /// part of `busy_cycles`.
     pub forwarding_cycles: AtomicU64,
-    /// Full bursts by their stage cycles a packet ([`crate::stage_hist`]).
-    pub forwarding_burst_cycles: [AtomicU64; STAGE_BUCKETS],
     pub idle_cycles: AtomicU64,
+    /// Full bursts by their stage cycles a packet ([`crate::stage_hist`]): last, so that
+    /// the counters bumped on every poll share their cache lines.
+    pub forwarding_burst_cycles: [AtomicU64; STAGE_BUCKETS],
 }
 
 /// A poll's packets not forwarded (dropped, punted), by [`Family`] index as received.
@@ -206,8 +207,8 @@ impl WorkerCounters {
             burst_sizes: [const { AtomicU64::new(0) }; BURST_BUCKETS.len()],
             busy_cycles: AtomicU64::new(0),
             forwarding_cycles: AtomicU64::new(0),
-            forwarding_burst_cycles: [const { AtomicU64::new(0) }; STAGE_BUCKETS],
             idle_cycles: AtomicU64::new(0),
+            forwarding_burst_cycles: [const { AtomicU64::new(0) }; STAGE_BUCKETS],
         }
     }
 
