@@ -2,10 +2,9 @@
 //! stage TSC cycles a packet, in quarter-cycle steps.
 //!
 //! Why: `forwarding_cycles_total` is an average, and on a shared host the average moves
-//! with the neighbours. In session 28's bench (an Ice Lake VM) one binary's label swap
-//! averaged 25-40 cycles a packet from run to run while its quiet bursts took 22 in every
-//! run; a low quantile of the per-burst figure is the stage's cost when nothing else
-//! interfered, and it resolves a change of a cycle where the average cannot.
+//! with the neighbours while the quiet bursts' cost does not. A low quantile of the
+//! per-burst figure is the stage's cost when nothing else interfered, and it resolves a
+//! change of a cycle where the average cannot (docs/benchmarks.md, "Session 28").
 //!
 //! Only full bursts (`burst_size` packets) are counted: a partial burst spreads the
 //! per-burst work over fewer packets, so an idle port's trickle would read dearer.
