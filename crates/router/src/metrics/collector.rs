@@ -12,7 +12,6 @@ use prometheus::proto::{
 use super::control::{ControlStats, IcmpKind};
 use super::slow::{NdpCount, SlowDrop};
 use crate::counters::{WorkerCounters, WorkerTotals, BURST_BUCKETS};
-use crate::stage_hist::StageHist;
 use net::pipeline::Family as AddrFamily;
 
 /// Version information exported as `mplsrouter_build_info`.
@@ -570,31 +569,23 @@ impl RouterCollector {
             for (i, reason) in self.drop_names.iter().enumerate() {
                 drops = drops.counter(&[("worker", w), ("reason", reason)], t.drops[i] as f64);
             }
-            let mut h = Histogram::default();
             let mut cum = 0;
-            let buckets = BURST_BUCKETS
-                .iter()
-                .zip(t.burst_sizes.iter())
-                .map(|(&ub, &n)| {
-                    cum += n;
-                    let mut b = Bucket::default();
-                    b.set_upper_bound(ub as f64);
-                    b.set_cumulative_count(cum);
-                    b
-                })
-                .collect();
-            h.set_bucket(buckets);
-            h.set_sample_count(t.bursts);
-            h.set_sample_sum(t.rx_packets as f64);
-            let mut m = Metric::from_label(label_pairs(&[("worker", w)]));
-            m.set_histogram(h);
-            hist.f.mut_metric().push(m);
+            let sizes = BURST_BUCKETS.iter().zip(&t.burst_sizes).map(|(&ub, &n)| {
+                cum += n;
+                (ub as f64, cum)
+            });
+            hist.f
+                .mut_metric()
+                .push(worker_histogram(w, sizes, t.bursts, t.rx_packets as f64));
         }
         let mut stage = self.fam("mplsrouter_worker_forwarding_burst_cycles_per_packet");
         for (w, t) in &snaps {
-            let mut m = Metric::from_label(label_pairs(&[("worker", w)]));
-            m.set_histogram(stage_histogram(&t.forwarding_bursts));
-            stage.f.mut_metric().push(m);
+            let h = &t.forwarding_bursts;
+            let below = STAGE_LE.iter().map(|&le| (le, h.below(le)));
+            stage
+                .f
+                .mut_metric()
+                .push(worker_histogram(w, below, h.count(), h.midpoint_sum()));
         }
         out.extend([cpp.f, drops.f, hist.f, stage.f]);
     }
@@ -805,20 +796,28 @@ const STAGE_LE: [f64; 15] = [
     10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 100.0, 120.0, 160.0, 200.0, 250.0,
 ];
 
-/// The Prometheus form of a worker's stage histogram.
-fn stage_histogram(t: &StageHist) -> Histogram {
+/// One worker's histogram series: `(upper bound, cumulative count)` buckets, then the
+/// count and sum.
+fn worker_histogram(
+    worker: &str,
+    buckets: impl Iterator<Item = (f64, u64)>,
+    count: u64,
+    sum: f64,
+) -> Metric {
     let mut h = Histogram::default();
-    let buckets = STAGE_LE
-        .iter()
-        .map(|&le| {
-            let mut b = Bucket::default();
-            b.set_upper_bound(le);
-            b.set_cumulative_count(t.below(le));
-            b
-        })
-        .collect();
-    h.set_bucket(buckets);
-    h.set_sample_count(t.count());
-    h.set_sample_sum(t.midpoint_sum());
-    h
+    h.set_bucket(
+        buckets
+            .map(|(le, cumulative)| {
+                let mut b = Bucket::default();
+                b.set_upper_bound(le);
+                b.set_cumulative_count(cumulative);
+                b
+            })
+            .collect(),
+    );
+    h.set_sample_count(count);
+    h.set_sample_sum(sum);
+    let mut m = Metric::from_label(label_pairs(&[("worker", worker)]));
+    m.set_histogram(h);
+    m
 }
