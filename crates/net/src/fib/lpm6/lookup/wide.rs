@@ -30,10 +30,8 @@ fn check_below(m: __mmask16, idx: __m512i, len: usize, what: &str) {
 
 /// Address bits 0-32 and 32-64 (dwords 3 and 2 of each `u128`) of the `n` keys (1 to
 /// 16) that `keys` starts, one lane a key; lanes from `n` on are zero. Four plain loads
-/// of four keys each and four permutes. Two gathers of the keys' dwords did this until
-/// session 27: on its AMD Zen 4 VM they made the batch 2.3-2.7x slower than the scalar
-/// one on keys read from memory once (`examples/lpm6_lookup`, 4M keys), and plain
-/// loads made it about 2.4x faster (docs/benchmarks.md, session 27).
+/// of four keys each and four permutes, not gathers, which are slow on AMD
+/// (docs/benchmarks.md, "Session 27").
 ///
 /// # Safety
 /// `keys` starts at least `n` keys, `n <= 16`.
@@ -131,8 +129,8 @@ pub(super) unsafe fn first_passes(
         let shift = _mm512_sub_epi32(_mm512_set1_epi32(32), b);
         let mi = _mm512_add_epi32(off, _mm512_srlv_epi32(mid[g], shift));
         check_below(node, mi, a.mini.len(), "mini");
-        // Skipped when no lane is under a mini node: on the AMD Zen 4 VM of session 27
-        // that (with the leaves' below) gave about 15% more uniform-key lookups.
+        // Skipped when no lane is under a mini node (and the leaves' below when none
+        // has a direct leaf): docs/benchmarks.md, "Session 27".
         if node != 0 {
             // SAFETY: checked just above.
             minis[g] = unsafe { _mm512_mask_i32gather_epi32::<4>(zero, node, mi, mini.cast()) };
