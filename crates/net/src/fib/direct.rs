@@ -17,6 +17,7 @@
 
 use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
 use crate::wire::ethernet::HEADER_LEN as ETH_HEADER_LEN;
+use crate::wire::mpls::{field::S_BYTE, ENTRY_LEN};
 
 /// Label stack bytes a [`Direct`] holds: two labels.
 pub const DIRECT_PUSH_MAX: usize = 8;
@@ -34,7 +35,9 @@ pub struct Direct {
     /// every other route.
     pub limit: u32,
     /// The label stack entries pushed, outermost first, as the adjacency's template has
-    /// them (TC, S and TTL clear): the first `push` bytes.
+    /// them but with S set on the bottom one (TC and TTL clear): the last `push` bytes,
+    /// after zeros. Right-aligned, so that the fast path writes them in one 8-byte store
+    /// ending where the datagram starts, whether one label or two.
     pub lses: [u8; DIRECT_PUSH_MAX],
     /// Bytes of label stack pushed: 0, 4 or 8.
     pub push: u8,
@@ -73,7 +76,10 @@ fn direct(route: &Ipv4Route, adj: &Adjacency, family: Family) -> Direct {
         return Direct::default();
     }
     let mut lses = [0; DIRECT_PUSH_MAX];
-    lses[..push].copy_from_slice(&adj.header_template()[ETH_HEADER_LEN..]);
+    lses[DIRECT_PUSH_MAX - push..].copy_from_slice(&adj.header_template()[ETH_HEADER_LEN..]);
+    if push > 0 {
+        lses[DIRECT_PUSH_MAX - ENTRY_LEN + S_BYTE] |= 1;
+    }
     Direct {
         eth: *adj.ethernet_template(),
         port: adj.port,
@@ -152,8 +158,9 @@ mod tests {
         assert_eq!(d.eth[..6], MAC);
         assert_eq!(d.eth[12..], [0x88, 0x47], "MPLS unicast");
         assert_eq!((d.port, d.limit, d.push), (3, 1500 - 4 + 1, 4));
-        // Label 99 in the top 20 bits; TC, S and TTL left to the fast path.
-        assert_eq!(d.lses, [0x00, 0x06, 0x30, 0x00, 0, 0, 0, 0]);
+        // Label 99 in the top 20 bits and S set, at the end; TC and TTL left to the fast
+        // path.
+        assert_eq!(d.lses, [0, 0, 0, 0, 0x00, 0x06, 0x31, 0x00]);
         assert_eq!(d.pipe_ttl, 0, "uniform");
     }
 
@@ -190,7 +197,8 @@ mod tests {
         }
         let fib = b.build(1);
         let (a, b) = (direct_of(&fib, 10), direct_of(&fib, 11));
-        assert_eq!(a.lses, [0, 1, 0, 0, 0, 1, 0x10, 0]);
+        // S on the bottom label only.
+        assert_eq!(a.lses, [0, 1, 0, 0, 0, 1, 0x11, 0]);
         assert_eq!((a.push, a.limit, a.pipe_ttl), (8, 9000 - 8 + 1, 255));
         assert_eq!((b.lses, b.push, b.pipe_ttl), (a.lses, 8, 9));
         // More labels than an entry holds: decoded from the route, as before.

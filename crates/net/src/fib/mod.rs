@@ -34,7 +34,7 @@ use std::sync::Arc;
 pub use adjacency::{Adjacency, Family, MAX_PUSH};
 pub use builder::{FibBuilder, FibError};
 pub use delta::FibDelta;
-pub use direct::Direct;
+pub use direct::{Direct, DIRECT_PUSH_MAX};
 pub use ecmp::{EcmpError, EcmpGroup, ECMP_BUCKETS};
 pub use label_table::LabelTable;
 pub use lpm4::{Lpm4, MAX_VALUE, NO_ROUTE};

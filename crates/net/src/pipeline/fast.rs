@@ -30,7 +30,9 @@
 use super::local::{LocalAddrs, MacKey};
 use super::mpls::exposed_plain_ipv4;
 use super::{hash, PuntReason, Verdict};
-use crate::fib::{AdjId, Adjacency, Direct, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget};
+use crate::fib::{
+    AdjId, Adjacency, Direct, Family, Fib, LabelOp, NextHop, RouteId, RouteTarget, DIRECT_PUSH_MAX,
+};
 use crate::packet::PacketBuf;
 use crate::wire::ethernet::{field as eth, ETHERTYPE_IPV4, ETHERTYPE_MPLS, HEADER_LEN};
 use crate::wire::ipv4::{
@@ -324,11 +326,22 @@ fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, ttl: u8) -> O
     } else {
         direct.pipe_ttl
     };
-    let (hdr, ip) = pkt.data_mut().split_at_mut(HEADER_LEN + push);
-    let (eth, lses) = hdr.split_at_mut(HEADER_LEN);
-    eth.copy_from_slice(&direct.eth);
-    write_stack(lses, &direct.lses[..push], tc, outer);
-    if let Some(ip) = ip.first_chunk_mut() {
+    // Both words' TC and TTL, in memory order; the template has S on the bottom one.
+    let fill = u64::from(u32::from_ne_bytes([0, 0, tc << 1, outer]));
+    let fill = fill | fill << 32;
+    let stack = u64::from_ne_bytes(direct.lses) | fill;
+    // The stack in one store of 8 bytes ending at the datagram: for one label its first
+    // word falls on the Ethernet header's last 4 bytes, which the header's copy then
+    // overwrites (push is 4 or 8, so the store starts at byte 10 or 14).
+    debug_assert!(
+        push == 4 || push == DIRECT_PUSH_MAX,
+        "a Direct pushes 1 or 2 labels"
+    );
+    let ip_at = HEADER_LEN + push;
+    let d = pkt.data_mut();
+    d[ip_at - DIRECT_PUSH_MAX..ip_at].copy_from_slice(&stack.to_ne_bytes());
+    d[..HEADER_LEN].copy_from_slice(&direct.eth);
+    if let Some(ip) = d[ip_at..].first_chunk_mut() {
         decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
     }
     Some(Verdict::Forward { port: direct.port })
