@@ -326,15 +326,15 @@ fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, ttl: u8) -> O
     } else {
         direct.pipe_ttl
     };
-    // Both words' TC and TTL, in memory order; the template has S on the bottom one.
-    let fill = u64::from(u32::from_ne_bytes([0, 0, tc << 1, outer]));
+    // Both words' TC and TTL; the template has S on the bottom one.
+    let fill = u64::from(tc_ttl_bits(tc, outer));
     let fill = fill | fill << 32;
     let stack = u64::from_ne_bytes(direct.lses) | fill;
     // The stack in one store of 8 bytes ending at the datagram: for one label its first
     // word falls on the Ethernet header's last 4 bytes, which the header's copy then
     // overwrites (push is 4 or 8, so the store starts at byte 10 or 14).
     debug_assert!(
-        push == 4 || push == DIRECT_PUSH_MAX,
+        push == LSE || push == DIRECT_PUSH_MAX,
         "a Direct pushes 1 or 2 labels"
     );
     let ip_at = HEADER_LEN + push;
@@ -359,6 +359,13 @@ fn rewrite_plain(frame: &mut [u8], eth: &[u8; HEADER_LEN]) {
     }
 }
 
+/// A label stack entry's TC (0..=7) and TTL bits, as a word in memory order (to OR into
+/// a template word read with `from_ne_bytes`: no byte swap).
+#[inline(always)]
+fn tc_ttl_bits(tc: u8, ttl: u8) -> u32 {
+    u32::from_ne_bytes([0, 0, tc << 1, ttl])
+}
+
 /// Writes a pushed label stack over `lses`: the adjacency's template words (`template`,
 /// as long as `lses`, with TC, S and TTL clear) with TC `tc` (0..=7) and TTL `ttl`, and S
 /// on the bottom one (nothing is kept below). The words are combined in memory order,
@@ -368,7 +375,7 @@ fn rewrite_plain(frame: &mut [u8], eth: &[u8; HEADER_LEN]) {
 #[inline(always)]
 pub(super) fn write_stack(lses: &mut [u8], template: &[u8], tc: u8, ttl: u8) {
     debug_assert!(tc <= 7, "a TC of 3 bits, not {tc}");
-    let fill = u32::from_ne_bytes([0, 0, tc << 1, ttl]);
+    let fill = tc_ttl_bits(tc, ttl);
     let word = |t: &[u8; LSE]| (u32::from_ne_bytes(*t) | fill).to_ne_bytes();
     // One and two labels in straight-line code: the compiler's unrolled and vectorised
     // loop took 20 instructions to reach its tail for two.
