@@ -12,7 +12,9 @@ use crate::wire::ipv6_ext;
 use crate::wire::mpls::{is_reserved, LabelStackEntry, ENTRY_LEN, LABEL_ELI};
 use crate::wire::{be16, be32, l4};
 
-/// Start value of every flow hash but the entropy label's.
+/// Start value of the labels' mix. The datagram hashes take the mix xor `SEED`, which is
+/// 0 without labels: the fast paths' hashes then fold no seed in (ECMP over IPv4: 6
+/// instructions fewer, docs/benchmarks.md, session 30).
 const SEED: u32 = 0x2545_f491;
 
 #[inline]
@@ -54,9 +56,9 @@ pub(crate) fn flow_hash(stack: &[u8], ip: Option<&[u8]>) -> u32 {
     }) {
         // The checked view's payload, by hand: its accessor was not always inlined.
         let (hl, tl) = (((header[0] & 0xf) as usize) * 4, be16(header, 2) as usize);
-        return ipv4_hash(h, header, &b[hl..tl]);
+        return ipv4_hash(h ^ SEED, header, &b[hl..tl]);
     } else if let Some((header, payload)) = ip.and_then(ipv6_parts) {
-        return ipv6_hash(h, header, payload);
+        return ipv6_hash(h ^ SEED, header, payload);
     }
     fmix(h)
 }
@@ -72,13 +74,13 @@ fn ipv6_parts(b: &[u8]) -> Option<(&[u8; IPV6_LEN], &[u8])> {
 /// fast path's hash, without the checks it already made.
 #[inline]
 pub(crate) fn ipv6_flow_hash(header: &[u8; IPV6_LEN], payload: &[u8]) -> u32 {
-    ipv6_hash(SEED, header, payload)
+    ipv6_hash(0, header, payload)
 }
 
-/// The flow hash of an IPv6 datagram on top of `h` (the labels' mix): its flow fields in
-/// independent folded multiplies, each address half, the flow label with the protocol,
-/// and the ports, as for IPv4 (chained mixes made a chain of eleven multiplies). Out of
-/// line: the IPv4 hash stays as short as it was.
+/// The flow hash of an IPv6 datagram on top of `h` (the labels' mix xor [`SEED`]): its
+/// flow fields in independent folded multiplies, each address half, the flow label with
+/// the protocol, and the ports, as for IPv4 (chained mixes made a chain of eleven
+/// multiplies). Out of line: the IPv4 hash stays as short as it was.
 #[inline(never)]
 fn ipv6_hash(h: u32, header: &[u8; IPV6_LEN], payload: &[u8]) -> u32 {
     let word = |at: usize| {
@@ -115,7 +117,7 @@ fn ipv6_hash(h: u32, header: &[u8; IPV6_LEN], payload: &[u8]) -> u32 {
 /// the fast path's hash, without the checks it already made.
 #[inline]
 pub(crate) fn ipv4_flow_hash(header: &[u8; 20], payload: &[u8]) -> u32 {
-    ipv4_hash(SEED, header, payload)
+    ipv4_hash(0, header, payload)
 }
 
 /// Odd multipliers of the datagram hashes (the golden ratio's, splitmix64's, and
@@ -126,9 +128,9 @@ const K_DST_HI: u64 = 0xff51_afd7_ed55_8ccd;
 const K_DST_LO: u64 = 0xc4ce_b9fe_1a85_ec53;
 const K_REST: u64 = 0x9e37_79b1_85eb_ca87;
 
-/// The flow hash of a datagram on top of `h` (the labels' mix): its flow fields (none for
-/// a fragment) in two independent folded multiplies, of the addresses and of the protocol
-/// with the ports. Three dependent steps: four chained mixes and murmur's finaliser made
+/// The flow hash of a datagram on top of `h` (the labels' mix xor [`SEED`]): its flow
+/// fields (none for a fragment) in two independent folded multiplies, of the addresses
+/// and of the protocol with the ports. Three dependent steps: four chained mixes and murmur's finaliser made
 /// a chain of about 30 cycles a packet, most of the IPv4 ECMP stage's excess over a
 /// plain forward (docs/benchmarks.md, session 12). `header` is the header's first 20
 /// bytes, `payload` what follows the whole header.
@@ -337,6 +339,29 @@ mod tests {
             h6(ipv6(i as u8, (i >> 8) as u8, 7, (9, 53), None))
         });
         spreads("label", |i| flow_hash(&stack(&[(16 + i, 64)]), None));
+    }
+
+    /// Under labels, the datagram's hash depends on the labels too: without them it is
+    /// the fast path's, which folds no seed in.
+    #[test]
+    fn labels_and_datagram_both_move_the_hash() {
+        let (hdr, udp) = ipv4([10, 0, 0, 1], [10, 0, 1, 9], (1000, 53), 0);
+        let mut b = hdr.to_vec();
+        b.extend(udp);
+        let bare = flow_hash(&[], Some(&b));
+        assert_eq!(bare, ipv4_flow_hash(&hdr, &udp));
+        let one = flow_hash(&stack(&[(100, 64)]), Some(&b));
+        assert_ne!(one, bare);
+        assert_ne!(one, flow_hash(&stack(&[(101, 64)]), Some(&b)));
+        // A reserved label (explicit null) is not part of the flow.
+        assert_eq!(bare, flow_hash(&stack(&[(0, 64)]), Some(&b)));
+        let v6 = ipv6(1, 2, 7, (1000, 53), None);
+        let (h6, p6) = v6.split_first_chunk().unwrap();
+        assert_eq!(flow_hash(&[], Some(&v6)), ipv6_flow_hash(h6, p6));
+        assert_ne!(
+            flow_hash(&stack(&[(100, 64)]), Some(&v6)),
+            ipv6_flow_hash(h6, p6)
+        );
     }
 
     #[test]
