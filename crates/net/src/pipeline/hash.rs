@@ -130,10 +130,10 @@ const K_REST: u64 = 0x9e37_79b1_85eb_ca87;
 
 /// The flow hash of a datagram on top of `h` (the labels' mix xor [`SEED`]): its flow
 /// fields (none for a fragment) in two independent folded multiplies, of the addresses
-/// and of the protocol with the ports. Three dependent steps: four chained mixes and murmur's finaliser made
-/// a chain of about 30 cycles a packet, most of the IPv4 ECMP stage's excess over a
-/// plain forward (docs/benchmarks.md, session 12). `header` is the header's first 20
-/// bytes, `payload` what follows the whole header.
+/// and of the protocol with the ports. Three dependent steps: four chained mixes and
+/// murmur's finaliser made a chain of about 30 cycles a packet, most of the IPv4 ECMP
+/// stage's excess over a plain forward (docs/benchmarks.md, session 12). `header` is the
+/// header's first 20 bytes, `payload` what follows the whole header.
 #[inline]
 fn ipv4_hash(h: u32, header: &[u8; 20], payload: &[u8]) -> u32 {
     let ip = Ipv4Packet::new_unchecked(header);
