@@ -70,7 +70,7 @@ pub use family::{Family, FamilyCounts};
 pub use local::LocalAddrs;
 pub use verdict::{DropReason, PuntReason, Verdict};
 
-use crate::fib::{Fib, NextHop, RouteTarget, TtlMode, NO_ROUTE};
+use crate::fib::{Fib, NextHop, RouteTarget, TtlMode, DIRECT_PUSH_MAX, NO_ROUTE};
 use crate::packet::PacketBuf;
 use crate::wire::be16;
 use crate::wire::ethernet::{self, ETHERTYPE_IPV6, ETHERTYPE_MPLS, HEADER_LEN};
@@ -484,7 +484,13 @@ impl Pipeline {
                         p.len() - r
                     } else {
                         for (i, pkt) in p.iter().enumerate() {
-                            try_input(local, mac, i, pkt.data(), &mut fwd, &mut rest, &mut r);
+                            let data = pkt.data();
+                            // The line before the frame, where an LER push writes its
+                            // labels and Ethernet header: the buffer's headroom, which
+                            // nothing has touched (docs/benchmarks.md, session 31).
+                            let headroom = data.as_ptr().wrapping_sub(DIRECT_PUSH_MAX);
+                            crate::prefetch::prefetch(headroom);
+                            try_input(local, mac, i, data, &mut fwd, &mut rest, &mut r);
                         }
                         for &i in &rest[..r] {
                             let i = i as usize;
