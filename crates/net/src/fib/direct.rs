@@ -1,19 +1,20 @@
 //! What the fast paths' commonest forwards read of their route, by route id: for a route
 //! to one adjacency that carries the family without labels, that adjacency's Ethernet
-//! header, port and length limit; for an IPv4 route to one adjacency that pushes one or
-//! two labels (LER imposition), the same with the label words and the route's TTL mode
+//! header, port and length limit; for a route to one adjacency that pushes one or two
+//! labels (LER imposition, 6PE), the same with the label words and the route's TTL mode
 //! too. Copied when the snapshot is frozen (one table for IPv4 datagrams, one for IPv6:
-//! routes are shared by both). Every other route (ECMP, more labels, local, connected,
-//! blackhole, the other family's adjacency; in the IPv6 table every push, since 6PE from
-//! the copy cost plain IPv6 forwards a cycle) gets a limit of 0, which no datagram is
-//! under, and the fast path decodes it from the route and its adjacency as before.
+//! routes are shared by both). In the IPv6 table a push's limit is `push_limit`, so that
+//! the plain forward's one compare turns it away. Every other route (ECMP, more labels,
+//! local, connected, blackhole, the other family's adjacency without labels) gets limits
+//! of 0, which no datagram is under, and the fast path decodes it from the route and its
+//! adjacency as before.
 //!
 //! It exists to save those forwards the route's decoding and a second dependent,
 //! bounds-checked load (the adjacency by its id): 20 instructions a packet for IPv4 and
 //! 31 for IPv6 (docs/benchmarks.md, "Session 22"), and the push its decoding after a
-//! failed compare ("Session 24"). It must always be derived from the snapshot's own
-//! routes and adjacencies: both `build`s call [`direct_routes`], and nothing changes a
-//! frozen snapshot's routes or adjacencies.
+//! failed compare ("Session 24"; 6PE, "Session 32"). It must always be derived from the
+//! snapshot's own routes and adjacencies: both `build`s call [`direct_routes`], and
+//! nothing changes a frozen snapshot's routes or adjacencies.
 
 use super::{Adjacency, Family, Ipv4Route, NextHop, RouteTarget};
 use crate::wire::ethernet::HEADER_LEN as ETH_HEADER_LEN;
@@ -44,6 +45,9 @@ pub struct Direct {
     /// The pushed labels' TTL: 0 for the datagram's own (uniform mode, RFC 3443), else
     /// the pipe mode's.
     pub pipe_ttl: u8,
+    /// In the IPv6 table, the [`Direct::limit`] of a push (6PE), whose `limit` is 0 so
+    /// that the plain forward's one compare turns it away; 0 for every other entry.
+    pub push_limit: u16,
 }
 
 // One entry a 32-byte slot: a forward reads one cache line of the table, never two.
@@ -71,7 +75,7 @@ pub(crate) fn direct_routes(
 fn direct(route: &Ipv4Route, adj: &Adjacency, family: Family) -> Direct {
     let push = adj.push_bytes();
     let plain = push == 0 && adj.payload == family;
-    let labelled = family == Family::Ipv4 && (1..=DIRECT_PUSH_MAX).contains(&push);
+    let labelled = (1..=DIRECT_PUSH_MAX).contains(&push);
     if !(plain || labelled) {
         return Direct::default();
     }
@@ -80,13 +84,19 @@ fn direct(route: &Ipv4Route, adj: &Adjacency, family: Family) -> Direct {
     if push > 0 {
         lses[DIRECT_PUSH_MAX - ENTRY_LEN + S_BYTE] |= 1;
     }
+    let limit = adj.limit() as u32;
+    let (limit, push_limit) = match family {
+        Family::Ipv6 if labelled => (0, u16::try_from(limit).unwrap_or(0)),
+        _ => (limit, 0),
+    };
     Direct {
         eth: *adj.ethernet_template(),
         port: adj.port,
-        limit: adj.limit() as u32,
+        limit,
         lses,
         push: push as u8,
         pipe_ttl: route.ttl_mode.pipe_ttl().unwrap_or(0),
+        push_limit,
     }
 }
 
@@ -209,12 +219,13 @@ mod tests {
     fn every_other_route_gets_no_limit() {
         let fib = fib();
         for first_octet in 12..=17 {
-            assert_eq!(direct_of(&fib, first_octet).limit, 0, "{first_octet}/8");
+            let d = direct_of(&fib, first_octet);
+            assert_eq!((d.limit, d.push_limit), (0, 0), "{first_octet}/8");
         }
     }
 
     #[test]
-    fn an_unresolved_push_gets_no_limit_and_ipv6_datagrams_no_push() {
+    fn an_unresolved_push_gets_no_limit_and_ipv6_datagrams_a_push_limit() {
         let mut b = FibBuilder::new();
         let adj = b.add_adjacency(Adjacency::new(3, 1500, [10, 0, 0, 2], None, OWN, &[99]));
         let route = Ipv4Route {
@@ -224,13 +235,20 @@ mod tests {
         b.add_ipv4_route(10 << 24, 8, route).unwrap();
         let unresolved = b.build(1);
         assert_eq!(direct_of(&unresolved, 10).limit, 0, "unresolved");
-        // fast6 pushes from the adjacency (6PE): the IPv6 table holds no push.
+        let six = unresolved.direct6(unresolved.lookup_ipv4(10 << 24).unwrap());
+        assert_eq!(six.map(|d| (d.limit, d.push_limit)), Some((0, 0)));
+        // 6PE: the IPv6 table holds the push with its limit apart from the plain one.
         let resolved = fib();
+        let four = direct_of(&resolved, 11);
         let six = *resolved
             .direct6(resolved.lookup_ipv4(11 << 24).unwrap())
             .unwrap();
-        assert_eq!(six, Direct::default());
-        assert_eq!(direct_of(&resolved, 11).push, 4);
+        assert_eq!((four.push, four.limit, four.push_limit), (4, 1497, 0));
+        assert_eq!((six.limit, six.push_limit), (0, 1497));
+        assert_eq!(
+            (six.eth, six.port, six.lses, six.push),
+            (four.eth, 3, four.lses, 4)
+        );
     }
 
     #[test]
@@ -246,6 +264,12 @@ mod tests {
         assert_eq!((d.port, d.limit), (3, 1501));
         for first_octet in 10..=16 {
             assert_eq!(direct6(first_octet).limit, 0, "{first_octet}/8");
+            let push_limit = if first_octet == 11 { 1497 } else { 0 };
+            assert_eq!(
+                direct6(first_octet).push_limit,
+                push_limit,
+                "{first_octet}/8"
+            );
         }
     }
 

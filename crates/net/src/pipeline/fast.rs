@@ -321,6 +321,20 @@ fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, ttl: u8) -> O
     if !pkt.prepend(push) {
         return None;
     }
+    let d = pkt.data_mut();
+    let ip_at = store_stack(d, direct, push, tc, ttl);
+    if let Some(ip) = d[ip_at..].first_chunk_mut() {
+        decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
+    }
+    Some(Verdict::Forward { port: direct.port })
+}
+
+/// Writes `direct`'s Ethernet header and label stack, with TC `tc` and, in uniform mode,
+/// TTL `ttl`, at the start of `d`: a frame whose `push` bytes of room (`direct.push`,
+/// read once by the caller) were just prepended. Returns where the datagram starts.
+/// Shared by the IPv4 push and 6PE ([`super::fast6`]).
+#[inline(always)]
+pub(super) fn store_stack(d: &mut [u8], direct: &Direct, push: usize, tc: u8, ttl: u8) -> usize {
     let outer = if direct.pipe_ttl == 0 {
         ttl
     } else {
@@ -338,13 +352,9 @@ fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, ttl: u8) -> O
         "a Direct pushes 1 or 2 labels"
     );
     let ip_at = HEADER_LEN + push;
-    let d = pkt.data_mut();
     d[ip_at - DIRECT_PUSH_MAX..ip_at].copy_from_slice(&stack.to_ne_bytes());
     d[..HEADER_LEN].copy_from_slice(&direct.eth);
-    if let Some(ip) = d[ip_at..].first_chunk_mut() {
-        decrement_ttl(ip); // a datagram of 20 bytes or more (checked at input)
-    }
-    Some(Verdict::Forward { port: direct.port })
+    ip_at
 }
 
 /// Rewrites a frame that leaves as it came, Ethernet and IPv4: the Ethernet header
