@@ -25,6 +25,8 @@ fn cases() -> Vec<(&'static str, Vec<VecBuf>)> {
         "ecmp4_ipv4",
         "ipv6_forward",
         "6pe_push",
+        "mpls_pop_lookup4",
+        "mpls_pop_lookup6",
     ]
     .into_iter()
     .map(|n| (n, case(n).expect("a fixture case")))

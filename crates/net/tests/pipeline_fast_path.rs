@@ -695,42 +695,57 @@ fn plain_ipv6_cases_forward_the_same_both_ways() {
     }
 }
 
-/// A push whose datagram with its labels fills the MTU goes out, and one byte more does
-/// not, both ways, for IPv4 and 6PE with one label and two: the fast paths' limits (from
-/// `Direct`: `limit` for IPv4, `push_limit` for IPv6) against the stages' MTU check.
+/// A datagram that fills the MTU goes out and one byte more does not, both ways: pushed
+/// (IPv4 and 6PE, one label and two) or exposed by an egress LER (pop-and-lookup and
+/// explicit null, bare). The fast paths' limits (from `Direct`: `limit`, and for a 6PE
+/// push `push_limit`) against the stages' MTU check.
 #[test]
-fn pushes_at_the_mtu_go_and_one_byte_over_do_not() {
-    let datagrams = [
-        ipv4_frame(&Ip4::new([198, 51, 100, 7], [10, 1, 2, 3])),
-        eth(0x86dd, &plain_ip6(1, 64, 0)),
-    ];
-    for frame in &datagrams {
+fn datagrams_at_the_mtu_go_and_one_byte_over_do_not() {
+    let ip4 = Ip4::new([198, 51, 100, 7], [10, 1, 2, 3]).bytes();
+    let ip6 = plain_ip6(1, 64, 0);
+    // (family, frame, labels the adjacency pushes, bytes of the datagram).
+    let mut cases = Vec::new();
+    for (family, ip, ethertype, null) in [
+        (Family::Ipv4, &ip4, 0x0800, 0),
+        (Family::Ipv6, &ip6, 0x86dd, 2),
+    ] {
         for labels in [&[1000][..], &[1000, 2000]] {
-            let fits = frame.len() - 14 + 4 * labels.len();
-            for mtu in [fits, fits - 1] {
-                let mut b = builder();
-                let a = Adjacency::new(
-                    3,
-                    mtu as u16,
-                    [10, 0, 3, 2],
-                    Some(nh_mac(3)),
-                    port_mac(3),
-                    labels,
-                );
-                let a = b.add_adjacency(a);
-                let r = route(via(a), TtlMode::Uniform);
-                b.add_ipv4_route(addr([10, 0, 0, 0]), 8, r).unwrap();
-                b.add_ipv6_route(prefix6(1), 48, r).unwrap();
-                let fib = b.build(1);
-                let burst = [VecBuf::new(frame)];
-                let [(fast_v, fast_b), (staged_v, staged_b)] =
-                    both(PipelineConfig::default(), &fib, IN_PORT, &burst);
-                let family = if frame[12] == 0x86 { "IPv6" } else { "IPv4" };
-                let case = format!("{family}, {} labels, MTU {mtu}", labels.len());
-                assert_eq!((&fast_v, &fast_b), (&staged_v, &staged_b), "{case}");
-                let forwarded = fast_v[0] == Verdict::Forward { port: 3 };
-                assert_eq!(forwarded, mtu == fits, "{case}: {:?}", fast_v[0]);
-            }
+            cases.push((family, eth(ethertype, ip), labels, ip.len()));
+        }
+        for label in [130, null] {
+            cases.push((family, mpls(&[(label, 0, 64)], ip), &[][..], ip.len()));
+        }
+    }
+    for (family, frame, labels, datagram) in cases {
+        let fits = datagram + 4 * labels.len();
+        for mtu in [fits, fits - 1] {
+            let mut b = builder();
+            let a = Adjacency::new(
+                3,
+                mtu as u16,
+                [10, 0, 3, 2],
+                Some(nh_mac(3)),
+                port_mac(3),
+                labels,
+            );
+            let a = b.add_adjacency(a.with_payload(family));
+            let pal = LabelEntry {
+                op: LabelOp::PopAndLookup,
+                next_hop: None,
+                ttl_mode: TtlMode::Uniform,
+            };
+            b.add_label(130, pal).unwrap();
+            let r = route(via(a), TtlMode::Uniform);
+            b.add_ipv4_route(addr([10, 0, 0, 0]), 8, r).unwrap();
+            b.add_ipv6_route(prefix6(1), 48, r).unwrap();
+            let fib = b.build(1);
+            let burst = [VecBuf::new(&frame)];
+            let [(fast_v, fast_b), (staged_v, staged_b)] =
+                both(PipelineConfig::default(), &fib, IN_PORT, &burst);
+            let case = format!("{family:?}, {:02x?}, MTU {mtu}", &frame[12..18]);
+            assert_eq!((&fast_v, &fast_b), (&staged_v, &staged_b), "{case}");
+            let forwarded = fast_v[0] == Verdict::Forward { port: 3 };
+            assert_eq!(forwarded, mtu == fits, "{case}: {:?}", fast_v[0]);
         }
     }
 }

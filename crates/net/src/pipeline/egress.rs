@@ -214,12 +214,10 @@ fn forward<P: PacketBuf>(
     family: Family,
     out: u8,
 ) -> Option<Verdict> {
-    if route == NO_ROUTE {
-        return None;
-    }
-    let route = fib.route(route);
-    let RouteTarget::NextHop(nh) = route.target else {
-        return None;
+    // No entry for `NO_ROUTE`.
+    let direct = match family {
+        Family::Ipv4 => fib.direct(route)?,
+        Family::Ipv6 => fib.direct6(route)?,
     };
     let headroom = pkt.headroom();
     let data = pkt.data();
@@ -233,6 +231,22 @@ fn forward<P: PacketBuf>(
             IP + IPV6_LEN + be16(ip, IP + ip6::PAYLOAD_LEN) as usize,
             (ip[IP] >> 1) & 7,
         ),
+    };
+    // A route to one adjacency carrying the family without labels, from the route's
+    // copy of its fields: resolved and within the MTU in one compare.
+    if end - IP < direct.limit as usize && direct.push == 0 {
+        let pad = data.len() - end;
+        let d = pkt.shrink(LSE, pad);
+        if let Some((eth, ip)) = d.split_first_chunk_mut::<HEADER_LEN>() {
+            eth.copy_from_slice(&direct.eth);
+            set_out(ip, family, out);
+        }
+        return Some(Verdict::Forward { port: direct.port });
+    }
+    // Every other route: decoded from the route and its adjacency.
+    let route = fib.route(route);
+    let RouteTarget::NextHop(nh) = route.target else {
+        return None;
     };
     let adj = adjacency(fib, nh, data, IP, end);
     let push = adj.push_bytes();
@@ -262,7 +276,14 @@ fn forward<P: PacketBuf>(
         let outer = route.ttl_mode.pushed_ttl(out);
         super::fast::write_stack(lses, template_lses, tc, outer);
     }
-    // A datagram of its family's fixed header or more follows ([`input`] checked it).
+    set_out(ip, family, out);
+    Some(Verdict::Forward { port: adj.port })
+}
+
+/// Gives the datagram starting `ip` (of `family`) the TTL or hop limit `out`. A datagram
+/// of its family's fixed header or more is there ([`input`] checked it).
+#[inline(always)]
+fn set_out(ip: &mut [u8], family: Family, out: u8) {
     match family {
         Family::Ipv4 => {
             if let Some(ip) = ip.first_chunk_mut::<IPV4_LEN>() {
@@ -275,5 +296,4 @@ fn forward<P: PacketBuf>(
             }
         }
     }
-    Some(Verdict::Forward { port: adj.port })
 }
