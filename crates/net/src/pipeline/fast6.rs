@@ -307,8 +307,8 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
 }
 
 /// Pushes `direct`'s labels onto a datagram [`input`] accepted whose length its
-/// `push_limit` passed, with TC `tc` and, in uniform mode, TTL `hop` (the hop limit, one less, which
-/// the datagram gets too); `None` (untouched) when the headroom is short.
+/// `push_limit` passed, with TC `tc` and, in uniform mode, TTL `hop` (the hop limit, one
+/// less, which the datagram gets too); `None` (untouched) when the headroom is short.
 #[inline(always)]
 fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, hop: u8) -> Option<Verdict> {
     let push = direct.push as usize;
