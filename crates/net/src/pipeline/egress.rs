@@ -219,7 +219,6 @@ fn forward<P: PacketBuf>(
         Family::Ipv4 => fib.direct(route)?,
         Family::Ipv6 => fib.direct6(route)?,
     };
-    let headroom = pkt.headroom();
     let data = pkt.data();
     let ip: &[u8; IP + 8] = data.first_chunk()?;
     let (end, tc) = match family {
@@ -252,7 +251,7 @@ fn forward<P: PacketBuf>(
     let push = adj.push_bytes();
     if (push == 0 && adj.payload != family)
         || end - IP >= adj.limit()
-        || (push > LSE && headroom < push - LSE)
+        || (push > LSE && pkt.headroom() < push - LSE)
     {
         return None;
     }

@@ -309,6 +309,9 @@ fn forward<P: PacketBuf>(fib: &Fib, pkt: &mut P, route: RouteId) -> Option<Verdi
 /// Pushes `direct`'s labels onto a datagram [`input`] accepted whose length its
 /// `push_limit` passed, with TC `tc` and, in uniform mode, TTL `hop` (the hop limit, one
 /// less, which the datagram gets too); `None` (untouched) when the headroom is short.
+/// [`super::fast`]'s IPv4 push has the same steps with its checksummed TTL: one generic
+/// push taking the TTL write as a closure cost swap, PHP and plain IPv6 1-3
+/// instructions a packet and 6PE 6 (worker-ir, session 32), so each family keeps its own.
 #[inline(always)]
 fn push_direct<P: PacketBuf>(pkt: &mut P, direct: &Direct, tc: u8, hop: u8) -> Option<Verdict> {
     let push = direct.push as usize;
